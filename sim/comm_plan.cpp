@@ -1,0 +1,253 @@
+#include "sim/comm_plan.hpp"
+
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "sim/error.hpp"
+
+namespace meshsim {
+namespace {
+
+struct PendingSide {
+  OpId op;
+  const Transfer* transfer;
+};
+
+// Structural rules a Program loaded from anywhere must satisfy before matching.
+void check_structure(const Program& p) {
+  const int world = p.world_size();
+  const auto n_streams = static_cast<StreamId>(p.streams.size());
+  const auto n_slots = static_cast<SlotId>(p.slots.size());
+  const auto n_groups = static_cast<GroupId>(p.groups.size());
+  auto fail = [&](OpId id, const std::string& what) {
+    throw InputError(fmt::format("op {}: {}", id, what));
+  };
+  for (std::size_t g = 0; g < p.groups.size(); ++g) {
+    const auto& group = p.groups[g];
+    if (group.id != static_cast<GroupId>(g)) {
+      throw InputError(fmt::format("groups[{}]: id {} differs from its position", g, group.id));
+    }
+    if (group.ranks.empty()) throw InputError(fmt::format("groups[{}]: no ranks", g));
+    std::vector<bool> seen(static_cast<std::size_t>(world), false);
+    for (int r : group.ranks) {
+      if (r < 0 || r >= world) {
+        throw InputError(
+            fmt::format("groups[{}]: rank {} outside the mesh of {} ranks", g, r, world));
+      }
+      if (seen[static_cast<std::size_t>(r)]) {
+        throw InputError(fmt::format("groups[{}]: rank {} listed twice", g, r));
+      }
+      seen[static_cast<std::size_t>(r)] = true;
+    }
+  }
+  for (std::size_t s = 0; s < p.slots.size(); ++s) {
+    const auto& slot = p.slots[s];
+    if (slot.id != static_cast<SlotId>(s)) {
+      throw InputError(fmt::format("slots[{}]: id {} differs from its position", s, slot.id));
+    }
+    if (slot.rank < 0 || slot.rank >= world) {
+      throw InputError(fmt::format("slots[{}]: rank {} outside the mesh", s, slot.rank));
+    }
+  }
+  auto check_slot = [&](OpId id, SlotId slot, int rank) {
+    if (slot == -1) return;
+    if (slot < 0 || slot >= n_slots) fail(id, fmt::format("tensor slot {} does not exist", slot));
+    if (p.slots[static_cast<std::size_t>(slot)].rank != rank) {
+      fail(id, fmt::format("tensor slot {} belongs to another rank", slot));
+    }
+  };
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const Op& op = p.ops[i];
+    const auto id = static_cast<OpId>(i);
+    if (op.id != id) fail(id, fmt::format("id {} differs from its position", op.id));
+    if (op.rank < 0 || op.rank >= world) {
+      fail(id, fmt::format("rank {} outside the mesh of {} ranks", op.rank, world));
+    }
+    if (op.stream < 0 || op.stream >= n_streams) {
+      fail(id, fmt::format("stream {} does not exist", op.stream));
+    }
+    for (OpId d : op.deps) {
+      if (d < 0 || d >= id) fail(id, fmt::format("dep {} is not an earlier op", d));
+      if (p.ops[static_cast<std::size_t>(d)].rank != op.rank) {
+        fail(id, fmt::format("dep {} is on another rank", d));
+      }
+    }
+    if (const auto* k = std::get_if<KernelCall>(&op.body)) {
+      if (k->shape.index() != expected_shape_index(k->kind)) {
+        fail(id, fmt::format("kernel {} has the wrong shape kind", to_string(k->kind)));
+      }
+      for (SlotId s : k->inputs) check_slot(id, s, op.rank);
+      for (SlotId s : k->outputs) check_slot(id, s, op.rank);
+    } else if (const auto* c = std::get_if<P2PCall>(&op.body)) {
+      for (const auto* list : {&c->sends, &c->recvs}) {
+        for (const auto& t : *list) {
+          if (t.peer < 0 || t.peer >= world || t.peer == op.rank) {
+            fail(id, fmt::format("p2p peer {} is not another rank of the mesh", t.peer));
+          }
+          if (t.bytes < 0) fail(id, "p2p transfer with negative bytes");
+          check_slot(id, t.slot, op.rank);
+        }
+      }
+    } else {
+      const auto& coll = std::get<CollectiveCall>(op.body);
+      if (coll.group < 0 || coll.group >= n_groups) {
+        fail(id, fmt::format("collective group {} does not exist", coll.group));
+      }
+      if (coll.bytes < 0) fail(id, "collective with negative bytes");
+      check_slot(id, coll.input, op.rank);
+      check_slot(id, coll.output, op.rank);
+    }
+  }
+}
+
+std::uint64_t pair_key(int src, int dst) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) |
+         static_cast<std::uint32_t>(dst);
+}
+
+void match_p2p(const Program& p, CommPlan& plan, std::vector<std::vector<std::int32_t>>& per_op) {
+  // Per ordered (src, dst): posted sends and receives in posting order.
+  std::unordered_map<std::uint64_t, std::vector<PendingSide>> sends, recvs;
+  for (const Op& op : p.ops) {
+    const auto* c = std::get_if<P2PCall>(&op.body);
+    if (c == nullptr) continue;
+    for (const auto& t : c->sends) sends[pair_key(op.rank, t.peer)].push_back({op.id, &t});
+    for (const auto& t : c->recvs) recvs[pair_key(t.peer, op.rank)].push_back({op.id, &t});
+  }
+  // Deterministic order: walk sends in op order.
+  std::unordered_map<std::uint64_t, std::size_t> next_recv;
+  for (const Op& op : p.ops) {
+    const auto* c = std::get_if<P2PCall>(&op.body);
+    if (c == nullptr) continue;
+    for (const auto& t : c->sends) {
+      const auto key = pair_key(op.rank, t.peer);
+      auto& cursor = next_recv[key];
+      const auto& rlist = recvs[key];
+      if (cursor >= rlist.size()) {
+        throw InputError(fmt::format(
+            "p2p mismatch: {} sends {} bytes (tag {}) to rank {}, which posts no matching receive",
+            describe_op(p, op.id), t.bytes, t.tag, t.peer));
+      }
+      const PendingSide& r = rlist[cursor++];
+      if (r.transfer->tag != t.tag || r.transfer->bytes != t.bytes) {
+        throw InputError(fmt::format(
+            "p2p mismatch: {} sends {} bytes (tag {}) to rank {}, but the matching receive {} "
+            "expects {} bytes (tag {})",
+            describe_op(p, op.id), t.bytes, t.tag, t.peer, describe_op(p, r.op), r.transfer->bytes,
+            r.transfer->tag));
+      }
+      const auto index = static_cast<std::int32_t>(plan.transfers.size());
+      plan.transfers.push_back(MatchedTransfer{op.id, r.op, op.rank, t.peer, t.bytes, t.tag});
+      per_op[static_cast<std::size_t>(op.id)].push_back(index);
+      per_op[static_cast<std::size_t>(r.op)].push_back(index);
+    }
+  }
+  for (const auto& [key, rlist] : recvs) {
+    const auto it = next_recv.find(key);
+    const std::size_t used = it == next_recv.end() ? 0 : it->second;
+    if (used < rlist.size()) {
+      const PendingSide& r = rlist[used];
+      throw InputError(fmt::format(
+          "p2p mismatch: {} receives {} bytes (tag {}) from rank {}, which posts no matching send",
+          describe_op(p, r.op), r.transfer->bytes, r.transfer->tag, static_cast<int>(key >> 32)));
+    }
+  }
+}
+
+void match_collectives(const Program& p, CommPlan& plan) {
+  // Per (group, rank): the collective ops that rank posts on the group, in launch order.
+  std::vector<std::unordered_map<int, std::vector<OpId>>> posted(p.groups.size());
+  for (const Op& op : p.ops) {
+    const auto* c = std::get_if<CollectiveCall>(&op.body);
+    if (c == nullptr) continue;
+    const auto& group = p.groups[static_cast<std::size_t>(c->group)];
+    bool member = false;
+    for (int r : group.ranks) member = member || r == op.rank;
+    if (!member) {
+      throw InputError(fmt::format("{} posts a {} on group {} ({}) without being a member",
+                                   describe_op(p, op.id), to_string(c->kind), c->group, group.dim));
+    }
+    posted[static_cast<std::size_t>(c->group)][op.rank].push_back(op.id);
+  }
+  for (std::size_t g = 0; g < p.groups.size(); ++g) {
+    const auto& group = p.groups[g];
+    auto& by_rank = posted[g];
+    if (by_rank.empty()) continue;
+    const int first = group.ranks.front();
+    const std::size_t count = by_rank[first].size();
+    for (int r : group.ranks) {
+      const auto& ops = by_rank[r];
+      if (ops.size() != count) {
+        const auto& longer = ops.size() > count ? ops : by_rank[first];
+        const std::size_t k = std::min(ops.size(), count);
+        throw InputError(fmt::format(
+            "collective mismatch on group {} ({}): rank {} posts {} collectives but rank {} posts "
+            "{}; first unmatched: {}",
+            g, group.dim, first, count, r, ops.size(), describe_op(p, longer[k])));
+      }
+    }
+    for (std::size_t k = 0; k < count; ++k) {
+      CollectiveInstance inst;
+      const OpId lead = by_rank[first][k];
+      const auto& lc = std::get<CollectiveCall>(p.ops[static_cast<std::size_t>(lead)].body);
+      inst.group = static_cast<GroupId>(g);
+      inst.kind = lc.kind;
+      inst.bytes = lc.bytes;
+      for (int r : group.ranks) {
+        const OpId o = by_rank[r][k];
+        const auto& oc = std::get<CollectiveCall>(p.ops[static_cast<std::size_t>(o)].body);
+        if (oc.kind != lc.kind || oc.bytes != lc.bytes || oc.dtype != lc.dtype ||
+            oc.shift != lc.shift) {
+          throw InputError(fmt::format(
+              "collective mismatch on group {} ({}): {} is {} of {} bytes {} (shift {}) but {} is "
+              "{} of {} bytes {} (shift {})",
+              g, group.dim, describe_op(p, lead), to_string(lc.kind), lc.bytes, to_string(lc.dtype),
+              lc.shift, describe_op(p, o), to_string(oc.kind), oc.bytes, to_string(oc.dtype),
+              oc.shift));
+        }
+        plan.op_collective[static_cast<std::size_t>(o)] =
+            static_cast<std::int32_t>(plan.collectives.size());
+        inst.members.push_back(o);
+      }
+      plan.collectives.push_back(std::move(inst));
+    }
+  }
+}
+
+}  // namespace
+
+std::string describe_op(const Program& program, OpId op) {
+  const Op& o = program.ops[static_cast<std::size_t>(op)];
+  return fmt::format("rank {} {} '{}'", o.rank, program.streams[static_cast<std::size_t>(o.stream)],
+                     o.name);
+}
+
+CommPlan match_communication(const Program& program) {
+  check_structure(program);
+  CommPlan plan;
+  const std::size_t n = program.ops.size();
+  plan.op_collective.assign(n, -1);
+  std::vector<std::vector<std::int32_t>> per_op(n);
+  match_p2p(program, plan, per_op);
+  match_collectives(program, plan);
+  plan.op_transfer_begin.resize(n + 1);
+  std::int32_t at = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    plan.op_transfer_begin[i] = at;
+    at += static_cast<std::int32_t>(per_op[i].size());
+  }
+  plan.op_transfer_begin[n] = at;
+  plan.op_transfers.reserve(static_cast<std::size_t>(at));
+  for (const auto& v : per_op)
+    plan.op_transfers.insert(plan.op_transfers.end(), v.begin(), v.end());
+  return plan;
+}
+
+CommPlan validate_program(const Program& program) {
+  CommPlan plan = match_communication(program);
+  check_deadlock_free(program, plan);
+  return plan;
+}
+
+}  // namespace meshsim

@@ -1,0 +1,56 @@
+#include "sim/compute_model.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/error.hpp"
+
+namespace meshsim {
+namespace {
+
+// Efficiency table of a kernel kind: its own, else "default", else none (efficiency 1).
+double compute_efficiency(const HardwareProfile& hw, KernelKind kind, double flops) {
+  auto it = hw.compute_efficiency.find(std::string(to_string(kind)));
+  if (it == hw.compute_efficiency.end()) it = hw.compute_efficiency.find("default");
+  if (it == hw.compute_efficiency.end()) return 1.0;
+  return interpolate_efficiency(it->second, flops);
+}
+
+// The precision the arithmetic runs at. GEMMs and attention blocks run on tensor cores at the
+// storage dtype's peak; the vector kernels (merge, accumulate, elementwise, loss, optimizer) load
+// their operands into fp32 registers, so they use the fp32 figure (fp64 stays fp64).
+DType math_dtype(const KernelCall& call) {
+  switch (call.kind) {
+    case KernelKind::gemm:
+    case KernelKind::attention_fwd:
+    case KernelKind::attention_bwd:
+      return call.dtype;
+    default:
+      return call.dtype == DType::fp64 ? DType::fp64 : DType::fp32;
+  }
+}
+
+}  // namespace
+
+double compute_seconds(const HardwareProfile& hw, const KernelCall& call) {
+  const double flops = kernel_flops(call);
+  const double bytes = kernel_bytes(call);
+  double math = 0;
+  if (flops > 0) {
+    const double peak = hw.peak_flops[static_cast<std::size_t>(math_dtype(call))];
+    const double rate = peak * compute_efficiency(hw, call.kind, flops);
+    MESHSIM_CHECK(rate > 0, fmt::format("hardware profile '{}' has no {} compute rate", hw.name,
+                                        to_string(math_dtype(call))));
+    math = flops / rate;
+  }
+  double memory = 0;
+  if (bytes > 0) {
+    const double rate = hw.memory_bw * interpolate_efficiency(hw.memory_efficiency, bytes);
+    MESHSIM_CHECK(rate > 0, fmt::format("hardware profile '{}' has no memory bandwidth", hw.name));
+    memory = bytes / rate;
+  }
+  return hw.launch_overhead + std::max(math, memory);
+}
+
+}  // namespace meshsim

@@ -1,0 +1,15 @@
+#pragma once
+// Roofline compute cost (design §3): launch overhead + max(FLOPs / (peak x efficiency),
+// bytes / (memory bandwidth x efficiency)), efficiencies from the profile's tables.
+#include "sim/hardware_profile.hpp"
+#include "sim/kernel_call.hpp"
+#include "sim/time.hpp"
+
+namespace meshsim {
+
+double compute_seconds(const HardwareProfile& hw, const KernelCall& call);
+inline Nanos compute_time(const HardwareProfile& hw, const KernelCall& call) {
+  return seconds_to_ns(compute_seconds(hw, call));
+}
+
+}  // namespace meshsim

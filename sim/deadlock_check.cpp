@@ -1,0 +1,123 @@
+// Deadlock detection: the Program's readiness rules as a directed graph over two vertices per op,
+// D(o) "dispatched" and C(o) "completed", plus one vertex per collective instance. The Program can
+// run to completion under blocking semantics iff this graph is acyclic.
+//   D(o) -> C(o)                         an op completes after it is dispatched
+//   C(prev on stream) -> D(o)            in-order streams
+//   C(dep) -> D(o)                       event waits
+//   D(prev in launch order) -> D(o)      single hardware queue
+//   D(peer) -> C(o)                      p2p rendezvous, both directions per transfer
+//   D(member) -> R(inst) -> C(member)    collectives complete when every member has arrived
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/depth_first_search.hpp>
+
+#include "sim/comm_plan.hpp"
+#include "sim/error.hpp"
+
+namespace meshsim {
+namespace {
+
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+using Vertex = boost::graph_traits<Graph>::vertex_descriptor;
+using Edge = boost::graph_traits<Graph>::edge_descriptor;
+
+struct CycleFound {
+  Vertex from;
+  Vertex to;
+};
+
+class CycleVisitor : public boost::default_dfs_visitor {
+ public:
+  explicit CycleVisitor(std::vector<Vertex>& parent) : parent_(&parent) {}
+  void tree_edge(Edge e, const Graph& g) { (*parent_)[boost::target(e, g)] = boost::source(e, g); }
+  void back_edge(Edge e, const Graph& g) {
+    throw CycleFound{boost::source(e, g), boost::target(e, g)};
+  }
+
+ private:
+  std::vector<Vertex>* parent_;
+};
+
+std::size_t dispatch_vertex(std::size_t op) {
+  return 2 * op;
+}
+std::size_t complete_vertex(std::size_t op) {
+  return 2 * op + 1;
+}
+
+}  // namespace
+
+void check_deadlock_free(const Program& program, const CommPlan& plan) {
+  const std::size_t n_ops = program.ops.size();
+  const std::size_t n_vertices = 2 * n_ops + plan.collectives.size();
+  Graph g(n_vertices);
+
+  const std::size_t n_streams = program.streams.size();
+  std::vector<std::int64_t> last_on_stream(
+      static_cast<std::size_t>(program.world_size()) * n_streams, -1);
+  std::vector<std::int64_t> last_launched(static_cast<std::size_t>(program.world_size()), -1);
+  for (std::size_t i = 0; i < n_ops; ++i) {
+    const Op& op = program.ops[i];
+    const auto rank = static_cast<std::size_t>(op.rank);
+    boost::add_edge(dispatch_vertex(i), complete_vertex(i), g);
+    auto& prev = last_on_stream[rank * n_streams + static_cast<std::size_t>(op.stream)];
+    if (prev >= 0)
+      boost::add_edge(complete_vertex(static_cast<std::size_t>(prev)), dispatch_vertex(i), g);
+    prev = static_cast<std::int64_t>(i);
+    for (OpId d : op.deps) {
+      boost::add_edge(complete_vertex(static_cast<std::size_t>(d)), dispatch_vertex(i), g);
+    }
+    if (program.single_queue && last_launched[rank] >= 0) {
+      boost::add_edge(dispatch_vertex(static_cast<std::size_t>(last_launched[rank])),
+                      dispatch_vertex(i), g);
+    }
+    last_launched[rank] = static_cast<std::int64_t>(i);
+  }
+  for (const auto& t : plan.transfers) {
+    const auto s = static_cast<std::size_t>(t.send_op), r = static_cast<std::size_t>(t.recv_op);
+    boost::add_edge(dispatch_vertex(s), complete_vertex(r), g);
+    boost::add_edge(dispatch_vertex(r), complete_vertex(s), g);
+  }
+  for (std::size_t c = 0; c < plan.collectives.size(); ++c) {
+    const std::size_t rv = 2 * n_ops + c;
+    for (OpId m : plan.collectives[c].members) {
+      boost::add_edge(dispatch_vertex(static_cast<std::size_t>(m)), rv, g);
+      boost::add_edge(rv, complete_vertex(static_cast<std::size_t>(m)), g);
+    }
+  }
+
+  std::vector<Vertex> parent(n_vertices);
+  for (std::size_t v = 0; v < n_vertices; ++v) parent[v] = v;
+  try {
+    boost::depth_first_search(g, boost::visitor(CycleVisitor(parent)));
+  } catch (const CycleFound& cycle) {
+    // The cycle is cycle.to -> ... -> cycle.from (tree edges) -> cycle.to (the back edge).
+    std::vector<Vertex> path{cycle.from};
+    for (Vertex v = cycle.from; v != cycle.to;) {
+      v = parent[v];
+      path.push_back(v);
+    }
+    std::reverse(path.begin(), path.end());
+    std::vector<std::string> names;
+    std::int64_t last_op = -1;
+    for (Vertex v : path) {
+      if (v >= 2 * n_ops) continue;  // collective rendezvous vertex
+      const auto op = static_cast<std::int64_t>(v / 2);
+      if (op == last_op) continue;
+      last_op = op;
+      names.push_back(describe_op(program, static_cast<OpId>(op)));
+    }
+    constexpr std::size_t kMaxListed = 16;
+    std::string listed;
+    for (std::size_t i = 0; i < names.size() && i < kMaxListed; ++i) {
+      listed += (i == 0 ? "" : " -> ") + names[i];
+    }
+    if (names.size() > kMaxListed) listed += fmt::format(" -> ... ({} ops in all)", names.size());
+    throw InputError(fmt::format("deadlock: these ops wait on each other in a cycle: {}", listed));
+  }
+}
+
+}  // namespace meshsim

@@ -1,0 +1,33 @@
+#pragma once
+// The discrete-event engine (design §2 readiness rules, §3 time). It knows ops, streams, ranks and
+// time, not what the ops mean: durations come precomputed from a cost model.
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "sim/comm_plan.hpp"
+#include "sim/program.hpp"
+#include "sim/time.hpp"
+#include "sim/timeline.hpp"
+
+namespace meshsim {
+
+// Durations for one run: per compute op (indexed by op id; ignored for comm ops), per matched
+// transfer, per collective instance.
+struct Durations {
+  std::vector<Nanos> ops;
+  std::vector<Nanos> transfers;
+  std::vector<Nanos> collectives;
+};
+
+// Signals a run emits; tracing and progress reporting subscribe here.
+struct EngineSignals {
+  std::function<void(OpId, const OpTiming&)> on_op_complete;
+  // index into CommPlan::transfers
+  std::function<void(std::int32_t, const WindowTiming&)> on_transfer_complete;
+};
+
+Timeline simulate(const Program& program, const CommPlan& plan, const Durations& durations,
+                  const EngineSignals& signals = {});
+
+}  // namespace meshsim

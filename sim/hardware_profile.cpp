@@ -1,0 +1,390 @@
+#include "sim/hardware_profile.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <span>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/error.hpp"
+#include "sim/kernel_call.hpp"
+
+namespace meshsim {
+
+using nlohmann::json;
+
+double interpolate_efficiency(const EfficiencyTable& table, double size) {
+  if (table.empty()) return 1.0;
+  // Clamped below (also for sizes log() cannot take) and above.
+  if (!(size > table.front().size)) return table.front().efficiency;
+  if (!(size < table.back().size)) return table.back().efficiency;
+  // First point strictly larger than size; size lies in [hi - 1, hi).
+  const auto hi = std::upper_bound(table.begin(), table.end(), size,
+                                   [](double s, const EfficiencyPoint& p) { return s < p.size; });
+  const auto lo = hi - 1;
+  if (!(lo->size > 0) || !(hi->size > lo->size)) return lo->efficiency;
+  const double t =
+      (std::log(size) - std::log(lo->size)) / (std::log(hi->size) - std::log(lo->size));
+  return lo->efficiency + t * (hi->efficiency - lo->efficiency);
+}
+
+namespace {
+
+// A JSON field in human units and its SI value: si = human * mul (or human / div).
+struct Unit {
+  double mul = 1;
+  double div = 1;
+};
+constexpr Unit kUnitOne{1, 1};
+constexpr Unit kUnitTera{1e12, 1};  // TFLOP/s, TB/s
+constexpr Unit kUnitGiga{1e9, 1};   // GB, GB/s
+constexpr Unit kUnitMicro{1, 1e6};  // us
+
+double from_human(double human, Unit u) {
+  return u.mul != 1 ? human * u.mul : human / u.div;
+}
+
+// The human value whose conversion gives back exactly `si` when one exists near si / unit (always
+// the case for profiles that were read from JSON), so that JSON round trips are exact.
+double to_human(double si, Unit u) {
+  const double h = u.mul != 1 ? si / u.mul : si * u.div;
+  if (!std::isfinite(h) || from_human(h, u) == si) return h;
+  double up = h, down = h;
+  for (int i = 0; i < 8; ++i) {
+    up = std::nextafter(up, HUGE_VAL);
+    if (from_human(up, u) == si) return up;
+    down = std::nextafter(down, -HUGE_VAL);
+    if (from_human(down, u) == si) return down;
+  }
+  return h;
+}
+
+constexpr std::string_view kTopFields[] = {"schema_version",
+                                           "name",
+                                           "gpus_per_node",
+                                           "memory_gb",
+                                           "peak_tflops",
+                                           "memory_tbps",
+                                           "launch_overhead_us",
+                                           "compute_efficiency",
+                                           "memory_efficiency",
+                                           "comm_interference",
+                                           "network"};
+constexpr std::string_view kNetworkFields[] = {
+    "nvlink_bus_gbps",        "nvls_bus_gbps",   "nic_gbps",
+    "nics_per_node",          "base_latency_us", "nvlink_step_latency_us",
+    "network_step_latency_us"};
+constexpr DType kDTypes[] = {DType::bf16, DType::fp16, DType::fp32, DType::fp64};
+
+// Keys and values quoted in messages: control characters replaced, long text cut, so that an
+// error stays on one line whatever the input.
+std::string printable(std::string_view s) {
+  std::string out;
+  for (char c : s.substr(0, 48)) {
+    out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
+  }
+  if (s.size() > 48) out += "...";
+  return out;
+}
+
+std::string describe_value(const json& v) {
+  if (v.is_number()) return fmt::format("{}", v.get<double>());
+  if (v.is_string()) return fmt::format("\"{}\"", printable(v.get_ref<const std::string&>()));
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_null()) return "null";
+  if (v.is_object()) return "an object";
+  if (v.is_array()) return "an array";
+  return v.type_name();
+}
+
+enum class Need { positive, non_negative, at_least_one };
+
+std::string_view need_text(Need n) {
+  switch (n) {
+    case Need::positive:
+      return "a positive number";
+    case Need::non_negative:
+      return "a non-negative number";
+    case Need::at_least_one:
+      return "a number >= 1";
+  }
+  return "a number";
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string_view origin) : origin_(origin) {}
+
+  [[noreturn]] void fail(std::string_view path, std::string_view what) const {
+    throw InputError(fmt::format("{}: field '{}': {}", origin_, path, what));
+  }
+  [[noreturn]] void expected(std::string_view path, std::string_view what, const json& got) const {
+    fail(path, fmt::format("expected {}, got {}", what, describe_value(got)));
+  }
+
+  const json& field(const json& obj, std::string_view path, std::string_view key,
+                    std::string_view what) const {
+    const auto it = obj.find(key);
+    if (it == obj.end()) fail(path, fmt::format("missing (expected {})", what));
+    return *it;
+  }
+
+  void reject_unknown(const json& obj, std::string_view prefix,
+                      std::span<const std::string_view> known,
+                      std::string_view noun = "field") const {
+    for (const auto& [key, value] : obj.items()) {
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      std::string list;
+      for (auto k : known) list += fmt::format("{}{}", list.empty() ? "" : ", ", k);
+      fail(fmt::format("{}{}", prefix, printable(key)),
+           fmt::format("unknown {} (expected one of {})", noun, list));
+    }
+  }
+
+  double number(const json& obj, std::string_view prefix, std::string_view key, Need need,
+                Unit unit) const {
+    const std::string path = fmt::format("{}{}", prefix, key);
+    const auto what = need_text(need);
+    const json& v = field(obj, path, key, what);
+    if (!v.is_number()) expected(path, what, v);
+    const double human = v.get<double>();
+    const bool ok = std::isfinite(human) && (need == Need::positive       ? human > 0
+                                             : need == Need::non_negative ? human >= 0
+                                                                          : human >= 1);
+    if (!ok) expected(path, what, v);
+    const double si = from_human(human, unit);
+    if (!std::isfinite(si) || (need == Need::positive && !(si > 0))) {
+      fail(path,
+           fmt::format("expected {} of a representable size, got {}", what, describe_value(v)));
+    }
+    return si;
+  }
+
+  int positive_int(const json& obj, std::string_view prefix, std::string_view key) const {
+    const std::string path = fmt::format("{}{}", prefix, key);
+    constexpr std::string_view what = "a positive integer";
+    const json& v = field(obj, path, key, what);
+    if (!v.is_number()) expected(path, what, v);
+    const double d = v.get<double>();
+    if (!(d >= 1 && d <= static_cast<double>(INT_MAX) && d == std::floor(d))) {
+      expected(path, what, v);
+    }
+    return static_cast<int>(d);
+  }
+
+  EfficiencyTable table(const json& v, const std::string& path) const {
+    constexpr std::string_view what = "a non-empty array of [size, efficiency] pairs";
+    if (!v.is_array() || v.empty()) expected(path, what, v);
+    EfficiencyTable t;
+    t.reserve(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const json& p = v[i];
+      const std::string at = fmt::format("{}[{}]", path, i);
+      if (!p.is_array() || p.size() != 2) expected(at, "a [size, efficiency] pair", p);
+      const json& s = p[0];
+      const json& e = p[1];
+      const double size = s.is_number() ? s.get<double>() : 0.0;
+      if (!s.is_number() || !std::isfinite(size) || !(size > 0)) {
+        expected(at + "[0]", "a positive size", s);
+      }
+      if (!t.empty() && !(size > t.back().size)) {
+        expected(at + "[0]",
+                 fmt::format("a size larger than the previous point's {} (sizes strictly "
+                             "increasing)",
+                             t.back().size),
+                 s);
+      }
+      const double eff = e.is_number() ? e.get<double>() : 0.0;
+      if (!e.is_number() || !(eff > 0 && eff <= 1)) {
+        expected(at + "[1]", "an efficiency in (0, 1]", e);
+      }
+      t.push_back(EfficiencyPoint{size, eff});
+    }
+    return t;
+  }
+
+ private:
+  std::string origin_;
+};
+
+json table_to_json(const EfficiencyTable& t) {
+  json a = json::array();
+  for (const auto& p : t) a.push_back(json::array({p.size, p.efficiency}));
+  return a;
+}
+
+HardwareProfile parse_profile(const json& j, const Reader& r, std::string_view origin) {
+  if (!j.is_object()) {
+    throw InputError(fmt::format("{}: expected a JSON object (a hardware profile), got {}", origin,
+                                 describe_value(j)));
+  }
+  {
+    const auto want = fmt::format("{}", kHardwareSchemaVersion);
+    const json& v = r.field(j, "schema_version", "schema_version", want);
+    if (!v.is_number() || v.get<double>() != kHardwareSchemaVersion) {
+      r.expected("schema_version", want, v);
+    }
+  }
+  r.reject_unknown(j, "", kTopFields);
+
+  HardwareProfile hw;
+  {
+    const json& v = r.field(j, "name", "name", "a non-empty string");
+    if (!v.is_string() || v.get_ref<const std::string&>().empty()) {
+      r.expected("name", "a non-empty string", v);
+    }
+    hw.name = v.get<std::string>();
+  }
+  hw.gpus_per_node = r.positive_int(j, "", "gpus_per_node");
+  hw.memory_bytes = r.number(j, "", "memory_gb", Need::positive, kUnitGiga);
+  {
+    constexpr std::string_view what = "an object with bf16, fp16, fp32 and fp64 TFLOP/s";
+    const json& v = r.field(j, "peak_tflops", "peak_tflops", what);
+    if (!v.is_object()) r.expected("peak_tflops", what, v);
+    std::vector<std::string_view> names;
+    for (DType t : kDTypes) names.push_back(to_string(t));
+    r.reject_unknown(v, "peak_tflops.", names);
+    for (DType t : kDTypes) {
+      hw.peak_flops[static_cast<std::size_t>(t)] =
+          r.number(v, "peak_tflops.", to_string(t), Need::positive, kUnitTera);
+    }
+  }
+  hw.memory_bw = r.number(j, "", "memory_tbps", Need::positive, kUnitTera);
+  hw.launch_overhead = r.number(j, "", "launch_overhead_us", Need::non_negative, kUnitMicro);
+  {
+    constexpr std::string_view what =
+        "an object of efficiency tables by kernel kind, with a \"default\" table";
+    const json& v = r.field(j, "compute_efficiency", "compute_efficiency", what);
+    if (!v.is_object()) r.expected("compute_efficiency", what, v);
+    std::vector<std::string_view> names;
+    for (int k = 0; k < kKernelKindCount; ++k)
+      names.push_back(to_string(static_cast<KernelKind>(k)));
+    names.push_back("default");
+    r.reject_unknown(v, "compute_efficiency.", names, "kernel kind");
+    if (!v.contains("default")) {
+      r.fail("compute_efficiency.default",
+             "missing (expected the table for kernel kinds not listed)");
+    }
+    for (const auto& [key, table] : v.items()) {
+      hw.compute_efficiency[key] = r.table(table, "compute_efficiency." + key);
+    }
+  }
+  {
+    constexpr std::string_view what = "a non-empty array of [bytes, efficiency] pairs";
+    hw.memory_efficiency =
+        r.table(r.field(j, "memory_efficiency", "memory_efficiency", what), "memory_efficiency");
+  }
+  hw.comm_interference = r.number(j, "", "comm_interference", Need::at_least_one, kUnitOne);
+  {
+    constexpr std::string_view what = "an object with the network figures";
+    const json& v = r.field(j, "network", "network", what);
+    if (!v.is_object()) r.expected("network", what, v);
+    r.reject_unknown(v, "network.", kNetworkFields);
+    auto& n = hw.network;
+    n.nvlink_bus_bw = r.number(v, "network.", "nvlink_bus_gbps", Need::positive, kUnitGiga);
+    n.nvls_bus_bw = r.number(v, "network.", "nvls_bus_gbps", Need::non_negative, kUnitGiga);
+    n.nic_bw = r.number(v, "network.", "nic_gbps", Need::positive, kUnitGiga);
+    n.nics_per_node = r.positive_int(v, "network.", "nics_per_node");
+    n.base_latency = r.number(v, "network.", "base_latency_us", Need::non_negative, kUnitMicro);
+    n.nvlink_step_latency =
+        r.number(v, "network.", "nvlink_step_latency_us", Need::non_negative, kUnitMicro);
+    n.network_step_latency =
+        r.number(v, "network.", "network_step_latency_us", Need::non_negative, kUnitMicro);
+  }
+  return hw;
+}
+
+std::string one_line(std::string s) {
+  for (char& c : s) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
+}  // namespace
+
+json to_json(const HardwareProfile& hw) {
+  json peak = json::object();
+  for (DType t : kDTypes) {
+    peak[std::string(to_string(t))] =
+        to_human(hw.peak_flops[static_cast<std::size_t>(t)], kUnitTera);
+  }
+  json compute = json::object();
+  for (const auto& [kind, table] : hw.compute_efficiency) compute[kind] = table_to_json(table);
+  const auto& n = hw.network;
+  return json{
+      {"schema_version", kHardwareSchemaVersion},
+      {"name", hw.name},
+      {"gpus_per_node", hw.gpus_per_node},
+      {"memory_gb", to_human(hw.memory_bytes, kUnitGiga)},
+      {"peak_tflops", std::move(peak)},
+      {"memory_tbps", to_human(hw.memory_bw, kUnitTera)},
+      {"launch_overhead_us", to_human(hw.launch_overhead, kUnitMicro)},
+      {"compute_efficiency", std::move(compute)},
+      {"memory_efficiency", table_to_json(hw.memory_efficiency)},
+      {"comm_interference", hw.comm_interference},
+      {"network",
+       {{"nvlink_bus_gbps", to_human(n.nvlink_bus_bw, kUnitGiga)},
+        {"nvls_bus_gbps", to_human(n.nvls_bus_bw, kUnitGiga)},
+        {"nic_gbps", to_human(n.nic_bw, kUnitGiga)},
+        {"nics_per_node", n.nics_per_node},
+        {"base_latency_us", to_human(n.base_latency, kUnitMicro)},
+        {"nvlink_step_latency_us", to_human(n.nvlink_step_latency, kUnitMicro)},
+        {"network_step_latency_us", to_human(n.network_step_latency, kUnitMicro)}}},
+  };
+}
+
+HardwareProfile hardware_from_json(const json& j, std::string_view origin) {
+  const Reader reader(origin);
+  try {
+    return parse_profile(j, reader, origin);
+  } catch (const json::exception& e) {
+    // Every access above is checked first; this only keeps the one-error-type promise.
+    throw InputError(
+        fmt::format("{}: not a valid hardware profile: {}", origin, one_line(e.what())));
+  }
+}
+
+HardwareProfile load_hardware(std::string_view name_or_path) {
+  if (auto builtin = builtin_hardware(name_or_path)) return *std::move(builtin);
+  const std::filesystem::path path{std::string(name_or_path)};
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    std::string names;
+    for (const auto& n : builtin_hardware_names()) {
+      names += fmt::format("{}{}", names.empty() ? "" : ", ", n);
+    }
+    throw InputError(
+        fmt::format("{}: not a built-in hardware profile ({}) and not a readable JSON file",
+                    name_or_path, names));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) throw InputError(fmt::format("{}: cannot read the file", name_or_path));
+  json j;
+  try {
+    j = json::parse(text.str());
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("{}: not valid JSON: {}", name_or_path, one_line(e.what())));
+  }
+  return hardware_from_json(j, name_or_path);
+}
+
+std::string hardware_hash(const HardwareProfile& profile) {
+  const std::string text = to_json(profile).dump(-1, ' ', false, json::error_handler_t::replace);
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64-bit offset basis
+  for (char c : text) {
+    h ^= static_cast<std::uint8_t>(c);
+    h *= 0x100000001b3ULL;  // FNV prime
+  }
+  return fmt::format("{:016x}", h);
+}
+
+}  // namespace meshsim

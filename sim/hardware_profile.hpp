@@ -1,0 +1,77 @@
+#pragma once
+// Hardware profiles (design §3): GPU compute and memory, kernel efficiency tables, and the
+// network figures of the analytical model. JSON with a schema version; built-ins from public
+// figures.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+#include "sim/dtype.hpp"
+
+namespace meshsim {
+
+inline constexpr int kHardwareSchemaVersion = 1;
+
+// Efficiency as a function of size, interpolated linearly in log(size) and clamped at both ends.
+struct EfficiencyPoint {
+  double size = 0;        // FLOPs (compute tables) or bytes (memory table)
+  double efficiency = 0;  // fraction of peak, in (0, 1]
+  bool operator==(const EfficiencyPoint&) const = default;
+};
+using EfficiencyTable = std::vector<EfficiencyPoint>;
+double interpolate_efficiency(const EfficiencyTable& table, double size);
+
+struct NetworkProfile {
+  double nvlink_bus_bw = 0;  // bytes/s NCCL reaches inside a node (bus bandwidth)
+  double nvls_bus_bw = 0;    // bytes/s with NVLink SHARP for intra-node all-reduce; 0 = absent
+  double nic_bw = 0;         // bytes/s per NIC
+  int nics_per_node = 1;
+  double base_latency = 0;          // s, per collective or p2p call
+  double nvlink_step_latency = 0;   // s, per algorithm step over NVLink
+  double network_step_latency = 0;  // s, per algorithm step across nodes
+  bool operator==(const NetworkProfile&) const = default;
+};
+
+struct HardwareProfile {
+  std::string name;
+  int gpus_per_node = 8;
+  double memory_bytes = 0;
+  std::array<double, 4> peak_flops{};  // FLOP/s indexed by DType (bf16, fp16, fp32, fp64)
+  double memory_bw = 0;                // bytes/s
+  double launch_overhead = 0;          // s added to every kernel
+  // Per kernel kind name (see to_string(KernelKind)); "default" applies to kinds not listed.
+  std::map<std::string, EfficiencyTable> compute_efficiency;
+  EfficiencyTable memory_efficiency;
+  double comm_interference = 1.0;  // compute slow-down factor while comm kernels run (>= 1)
+  NetworkProfile network;
+  bool operator==(const HardwareProfile&) const = default;
+};
+
+// JSON schema (human units; GB = 1e9 bytes, TB = 1e12 bytes, every field required):
+//   "schema_version": 1, "name": "h100-sxm", "gpus_per_node": 8, "memory_gb": 80,
+//   "peak_tflops": {"bf16", "fp16", "fp32", "fp64"} (dense TFLOP/s), "memory_tbps": 3.35,
+//   "launch_overhead_us": 2, "comm_interference": 1.0 (>= 1),
+//   "compute_efficiency": {"<kernel kind>" | "default": [[flops, efficiency], ...]} ("default"
+//   required), "memory_efficiency": [[bytes, efficiency], ...] (sizes strictly increasing,
+//   efficiencies in (0, 1]),
+//   "network": {"nvlink_bus_gbps", "nvls_bus_gbps" (0 = none), "nic_gbps" (GB/s, not Gb/s),
+//               "nics_per_node", "base_latency_us", "nvlink_step_latency_us",
+//               "network_step_latency_us"}.
+nlohmann::json to_json(const HardwareProfile& profile);
+// Throws InputError naming the field ("network.nic_gbps: expected a positive number").
+HardwareProfile hardware_from_json(const nlohmann::json& j, std::string_view origin);
+
+std::vector<std::string> builtin_hardware_names();
+// The built-in profile of that name, or nullopt.
+std::optional<HardwareProfile> builtin_hardware(std::string_view name);
+// NAME of a built-in, or a path to a JSON file. Throws InputError with the origin in the message.
+HardwareProfile load_hardware(std::string_view name_or_path);
+// 16 hex digits identifying the profile's contents (FNV-1a of its canonical JSON).
+std::string hardware_hash(const HardwareProfile& profile);
+
+}  // namespace meshsim

@@ -1,0 +1,153 @@
+#include "sim/kernel_call.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace meshsim {
+namespace {
+
+constexpr std::array<std::string_view, kKernelKindCount> kKindNames = {
+    "gemm", "attention_fwd", "attention_bwd", "lse_merge",       "accumulate",
+    "copy", "elementwise",   "loss",          "optimizer_update"};
+
+std::int64_t total_tokens(const std::vector<TokenRange>& ranges) {
+  std::int64_t n = 0;
+  for (const auto& r : ranges) n += r.size();
+  return n;
+}
+
+// Pairs (i, j) with i in q, j in k and j <= i.
+std::int64_t causal_pairs(const TokenRange& q, const TokenRange& k) {
+  std::int64_t pairs = 0;
+  // For query i, visible keys are [k.begin, min(k.end, i + 1)).
+  const std::int64_t lo = std::max(q.begin, k.begin);  // first query that sees any key
+  if (lo >= q.end) return 0;
+  // Queries in [lo, k.end - 1) see (i + 1 - k.begin) keys; queries >= k.end - 1 see all.
+  const std::int64_t ramp_end = std::min(q.end, k.end - 1);
+  if (ramp_end > lo) {
+    // sum_{i=lo}^{ramp_end-1} (i + 1 - k.begin)
+    const std::int64_t first = lo + 1 - k.begin;
+    const std::int64_t last = ramp_end - k.begin;
+    pairs += (first + last) * (last - first + 1) / 2;
+  }
+  const std::int64_t full_from = std::max(lo, k.end - 1);
+  if (q.end > full_from) pairs += (q.end - full_from) * k.size();
+  return pairs;
+}
+
+}  // namespace
+
+std::string_view to_string(KernelKind k) {
+  return kKindNames[static_cast<std::size_t>(k)];
+}
+
+std::optional<KernelKind> parse_kernel_kind(std::string_view name) {
+  for (std::size_t i = 0; i < kKindNames.size(); ++i) {
+    if (kKindNames[i] == name) return static_cast<KernelKind>(i);
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(MaskMode m) {
+  return m == MaskMode::causal ? "causal" : "none";
+}
+
+std::optional<MaskMode> parse_mask_mode(std::string_view name) {
+  if (name == "causal") return MaskMode::causal;
+  if (name == "none") return MaskMode::none;
+  return std::nullopt;
+}
+
+std::size_t expected_shape_index(KernelKind k) {
+  switch (k) {
+    case KernelKind::gemm:
+      return 0;
+    case KernelKind::attention_fwd:
+    case KernelKind::attention_bwd:
+    case KernelKind::lse_merge:
+      return 1;
+    default:
+      return 2;
+  }
+}
+
+std::int64_t attention_pairs(const AttentionShape& s) {
+  std::int64_t pairs = 0;
+  for (const auto& q : s.q) {
+    for (const auto& k : s.k) {
+      pairs += s.mask == MaskMode::causal ? causal_pairs(q, k) : q.size() * k.size();
+    }
+  }
+  return pairs;
+}
+
+double kernel_flops(const KernelCall& call) {
+  if (const auto* g = std::get_if<GemmShape>(&call.shape)) {
+    return 2.0 * static_cast<double>(g->m) * static_cast<double>(g->n) * static_cast<double>(g->k);
+  }
+  if (const auto* a = std::get_if<AttentionShape>(&call.shape)) {
+    const double per_pair_head = [&] {
+      switch (call.kind) {
+        case KernelKind::attention_fwd:
+          return 4.0 * static_cast<double>(a->head_dim);  // QK^T and PV: 2d + 2d
+        case KernelKind::attention_bwd:
+          return 10.0 * static_cast<double>(a->head_dim);  // recompute S, dV, dP, dQ, dK
+        default:
+          return 0.0;
+      }
+    }();
+    if (per_pair_head == 0.0) {
+      // lse_merge: a handful of flops per output element (exp, scale, add)
+      return 4.0 * static_cast<double>(a->batch * a->heads_q * total_tokens(a->q) * a->head_dim);
+    }
+    return per_pair_head * static_cast<double>(attention_pairs(*a)) *
+           static_cast<double>(a->batch * a->heads_q);
+  }
+  const auto& v = std::get<VectorShape>(call.shape);
+  const double n = static_cast<double>(v.elements);
+  switch (call.kind) {
+    case KernelKind::optimizer_update:
+      return 12.0 * n;  // Adam: moments, bias correction, update
+    case KernelKind::copy:
+      return 0.0;
+    default:
+      return n;
+  }
+}
+
+double kernel_bytes(const KernelCall& call) {
+  const double e = static_cast<double>(dtype_bytes(call.dtype));
+  if (const auto* g = std::get_if<GemmShape>(&call.shape)) {
+    const double m = static_cast<double>(g->m), n = static_cast<double>(g->n),
+                 k = static_cast<double>(g->k);
+    return e * (m * k + k * n + (g->accumulate ? 2.0 : 1.0) * m * n);
+  }
+  if (const auto* a = std::get_if<AttentionShape>(&call.shape)) {
+    const double b = static_cast<double>(a->batch), d = static_cast<double>(a->head_dim);
+    const double tq = static_cast<double>(total_tokens(a->q));
+    const double tk = static_cast<double>(total_tokens(a->k));
+    const double q_elems = b * tq * static_cast<double>(a->heads_q) * d;
+    const double kv_elems = 2.0 * b * tk * static_cast<double>(a->heads_kv) * d;
+    const double lse_bytes = 4.0 * b * static_cast<double>(a->heads_q) * tq;
+    switch (call.kind) {
+      case KernelKind::attention_fwd:  // read q, k, v; write out (fp32 block) and lse
+        return e * (q_elems + kv_elems) + 4.0 * q_elems + lse_bytes;
+      case KernelKind::attention_bwd:  // read q, k, v, out, dout, lse; write dq, dk, dv in fp32
+        return e * (3.0 * q_elems + kv_elems) + lse_bytes + 4.0 * (q_elems + kv_elems);
+      default:  // lse_merge: read both (out, lse) pairs, write one, all fp32
+        return 3.0 * (4.0 * q_elems + lse_bytes);
+    }
+  }
+  const auto& v = std::get<VectorShape>(call.shape);
+  const double n = static_cast<double>(v.elements);
+  switch (call.kind) {
+    case KernelKind::accumulate:
+      return 3.0 * n * e;  // read x, read y, write y
+    case KernelKind::optimizer_update:
+      return n * (e + 4.0 * 4.0);  // weight in dtype; fp32 master, grad, two moments
+    default:
+      return 2.0 * n * e;  // read x, write y
+  }
+}
+
+}  // namespace meshsim

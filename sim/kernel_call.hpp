@@ -1,0 +1,85 @@
+#pragma once
+// The closed catalogue of compute kernels a Program may call. One description, two meanings: the
+// cost model derives FLOPs and bytes from it, the executors run it on tensor slots.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "sim/dtype.hpp"
+
+namespace meshsim {
+
+using SlotId = std::int32_t;
+
+enum class KernelKind : std::uint8_t {
+  gemm,              // C (+)= op(A) op(B); GemmShape
+  attention_fwd,     // out, lse of a (q ranges) x (k ranges) block; AttentionShape
+  attention_bwd,     // dq, dk, dv of a block; AttentionShape
+  lse_merge,         // merge a block's (out, lse) into the accumulators; AttentionShape (q only)
+  accumulate,        // y += x; VectorShape
+  copy,              // y = x (slice, concat, dtype conversion); VectorShape
+  elementwise,       // y = f(x); VectorShape
+  loss,              // scalar loss and its gradient; VectorShape
+  optimizer_update,  // Adam step over a parameter shard; VectorShape
+};
+inline constexpr int kKernelKindCount = 9;
+
+// Causal masks compare *global* sequence positions: key j is visible to query i when j <= i.
+enum class MaskMode : std::uint8_t { none, causal };
+
+struct TokenRange {
+  std::int64_t begin = 0;  // global sequence position, inclusive
+  std::int64_t end = 0;    // exclusive
+  std::int64_t size() const { return end - begin; }
+  bool operator==(const TokenRange&) const = default;
+};
+
+struct GemmShape {
+  std::int64_t m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false, accumulate = false;
+  bool operator==(const GemmShape&) const = default;
+};
+
+struct AttentionShape {
+  std::int64_t batch = 1, heads_q = 1, heads_kv = 1, head_dim = 1;
+  MaskMode mask = MaskMode::none;
+  std::vector<TokenRange> q;  // query positions (for lse_merge: the rows merged)
+  std::vector<TokenRange> k;  // key positions (empty for lse_merge)
+  bool operator==(const AttentionShape&) const = default;
+};
+
+struct VectorShape {
+  std::int64_t elements = 0;
+  bool operator==(const VectorShape&) const = default;
+};
+
+using KernelShape = std::variant<GemmShape, AttentionShape, VectorShape>;
+
+struct KernelCall {
+  KernelKind kind = KernelKind::elementwise;
+  DType dtype = DType::bf16;  // storage type of the operands
+  KernelShape shape = VectorShape{};
+  std::vector<SlotId> inputs;
+  std::vector<SlotId> outputs;
+  bool operator==(const KernelCall&) const = default;
+};
+
+std::string_view to_string(KernelKind k);
+std::optional<KernelKind> parse_kernel_kind(std::string_view name);
+std::string_view to_string(MaskMode m);
+std::optional<MaskMode> parse_mask_mode(std::string_view name);
+
+// The shape alternative each kind requires (index into KernelShape).
+std::size_t expected_shape_index(KernelKind k);
+
+// Query-key pairs the block computes per head and sample (attention kinds), 0 otherwise. With a
+// causal mask a pair (i, j) counts when j <= i.
+std::int64_t attention_pairs(const AttentionShape& s);
+
+// Work of one call: floating-point operations and bytes moved to/from memory.
+double kernel_flops(const KernelCall& call);
+double kernel_bytes(const KernelCall& call);
+
+}  // namespace meshsim

@@ -1,0 +1,150 @@
+#include "sim/network_analytical.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "sim/error.hpp"
+
+namespace meshsim {
+namespace {
+
+double step_latency(const NetworkProfile& net, LinkClass link) {
+  return link == LinkClass::network ? net.network_step_latency : net.nvlink_step_latency;
+}
+
+// latency = base + steps x per-step latency of the link class the steps cross.
+double latency(const NetworkProfile& net, LinkClass link, int steps) {
+  return net.base_latency + static_cast<double>(steps) * step_latency(net, link);
+}
+
+// Bus bandwidth of a ring over the group: NVLink inside a node (NVLS for all-reduce where the
+// profile has it); across nodes one channel per NIC, so min(NVLink, min(g, NICs) x NIC) with g
+// the fewest group members on one node.
+double ring_bus_bw(const NetworkProfile& net, CollectiveKind kind, const GroupPlacement& p) {
+  if (p.nodes <= 1) {
+    return kind == CollectiveKind::all_reduce && net.nvls_bus_bw > 0 ? net.nvls_bus_bw
+                                                                     : net.nvlink_bus_bw;
+  }
+  const int channels = std::min(p.min_per_node, net.nics_per_node);
+  return std::min(net.nvlink_bus_bw, static_cast<double>(channels) * net.nic_bw);
+}
+
+}  // namespace
+
+std::string_view to_string(LinkClass c) {
+  return c == LinkClass::network ? "network" : "nvlink";
+}
+
+GroupPlacement placement_of(const Mesh& mesh, const std::vector<int>& ranks) {
+  if (ranks.empty()) return GroupPlacement{0, 0, 0};
+  std::map<int, int> per_node;
+  for (int r : ranks) ++per_node[mesh.node_of(r)];
+  int fewest = static_cast<int>(ranks.size());
+  for (const auto& [node, count] : per_node) fewest = std::min(fewest, count);
+  return GroupPlacement{static_cast<int>(ranks.size()), static_cast<int>(per_node.size()), fewest};
+}
+
+CommCost p2p_cost(const NetworkProfile& net, bool same_node, std::int64_t bytes) {
+  MESHSIM_CHECK(bytes >= 0, fmt::format("p2p transfer of {} bytes", bytes));
+  CommCost c;
+  c.link = same_node ? LinkClass::nvlink : LinkClass::network;
+  c.bus_bw = same_node ? net.nvlink_bus_bw : net.nic_bw;
+  c.steps = 1;
+  c.seconds = latency(net, c.link, c.steps) + static_cast<double>(bytes) / c.bus_bw;
+  return c;
+}
+
+CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
+                         const GroupPlacement& placement, std::int64_t bytes) {
+  MESHSIM_CHECK(bytes >= 0, fmt::format("{} of {} bytes", to_string(kind), bytes));
+  CommCost c;
+  const int n = placement.ranks;
+  if (n <= 1) return c;  // a group of one rank moves nothing
+  c.link = placement.nodes > 1 ? LinkClass::network : LinkClass::nvlink;
+  const double nd = static_cast<double>(n);
+  const double m = static_cast<double>(bytes);
+  switch (kind) {
+    case CollectiveKind::all_reduce:
+    case CollectiveKind::barrier: {
+      // Ring all-reduce: 2(n-1) steps, lat + 2(n-1)/n * M / B. A barrier is one of 0 bytes.
+      const double payload = kind == CollectiveKind::barrier ? 0.0 : m;
+      c.bus_bw = ring_bus_bw(net, CollectiveKind::all_reduce, placement);
+      c.steps = 2 * (n - 1);
+      c.seconds = latency(net, c.link, c.steps) + 2.0 * (nd - 1) / nd * payload / c.bus_bw;
+      return c;
+    }
+    case CollectiveKind::all_gather:
+    case CollectiveKind::reduce_scatter:
+      // Ring: n-1 steps, lat + (n-1)/n * M_total / B.
+      c.bus_bw = ring_bus_bw(net, kind, placement);
+      c.steps = n - 1;
+      c.seconds = latency(net, c.link, c.steps) + (nd - 1) / nd * m / c.bus_bw;
+      return c;
+    case CollectiveKind::broadcast:
+      // Pipelined ring: n-1 steps, lat + M / B.
+      c.bus_bw = ring_bus_bw(net, kind, placement);
+      c.steps = n - 1;
+      c.seconds = latency(net, c.link, c.steps) + m / c.bus_bw;
+      return c;
+    case CollectiveKind::all_to_all: {
+      // Pairwise, one step: each rank sends (g-1)/n of M_total over NVLink and (n-g)/n over its
+      // share of the node's NICs, nic_bw x min(1, NICs / g); the slower part bounds the time.
+      // Written as one effective bus bandwidth B: time = lat + (n-1)/n * M / B.
+      c.steps = 1;
+      if (placement.nodes <= 1) {
+        c.bus_bw = net.nvlink_bus_bw;
+      } else {
+        const double g = static_cast<double>(placement.min_per_node);
+        const double nic_share =
+            net.nic_bw * std::min(1.0, static_cast<double>(net.nics_per_node) / g);
+        const double seconds_per_byte = std::max((g - 1) / net.nvlink_bus_bw, (nd - g) / nic_share);
+        c.bus_bw = (nd - 1) / seconds_per_byte;
+      }
+      c.seconds = latency(net, c.link, c.steps) + (nd - 1) / nd * m / c.bus_bw;
+      return c;
+    }
+    case CollectiveKind::permute:
+      // Each rank sends its whole buffer to one peer: one step, lat + M / B_link.
+      c.bus_bw = placement.nodes > 1 ? net.nic_bw : net.nvlink_bus_bw;
+      c.steps = 1;
+      c.seconds = latency(net, c.link, c.steps) + m / c.bus_bw;
+      return c;
+  }
+  MESHSIM_CHECK(false, "unknown collective kind");
+  return c;
+}
+
+double busbw_factor(CollectiveKind kind, int ranks) {
+  if (ranks <= 0) return 0;
+  const double n = static_cast<double>(ranks);
+  switch (kind) {
+    case CollectiveKind::all_reduce:
+      return 2.0 * (n - 1) / n;
+    case CollectiveKind::all_gather:
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::all_to_all:
+      return (n - 1) / n;
+    case CollectiveKind::broadcast:
+    case CollectiveKind::permute:
+      return 1.0;
+    case CollectiveKind::barrier:
+      return 0.0;
+  }
+  return 0.0;
+}
+
+double bytes_sent_per_rank(CollectiveKind kind, int ranks, std::int64_t bytes) {
+  if (ranks <= 1) return 0;
+  const double m = static_cast<double>(bytes);
+  switch (kind) {
+    case CollectiveKind::broadcast:  // ring pipeline: every rank but the last forwards M
+    case CollectiveKind::permute:
+      return m;
+    default:
+      return busbw_factor(kind, ranks) * m;
+  }
+}
+
+}  // namespace meshsim

@@ -1,0 +1,45 @@
+#pragma once
+// The analytical network level (design §3): NCCL-like alpha-beta per collective, the bus
+// bandwidth of the bottleneck link class of the group, latency = base + steps x per-step latency
+// of the link class the steps cross.
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "sim/hardware_profile.hpp"
+#include "sim/mesh.hpp"
+#include "sim/program.hpp"
+
+namespace meshsim {
+
+enum class LinkClass : std::uint8_t { nvlink, network };
+std::string_view to_string(LinkClass c);
+
+// Where a group's ranks sit: how many ranks, over how many nodes, and the fewest of them on any
+// one node (g in the design's bandwidth rule).
+struct GroupPlacement {
+  int ranks = 1;
+  int nodes = 1;
+  int min_per_node = 1;
+};
+GroupPlacement placement_of(const Mesh& mesh, const std::vector<int>& ranks);
+
+struct CommCost {
+  double seconds = 0;
+  double bus_bw = 0;  // bytes/s the algorithm's bus traffic runs at
+  int steps = 0;      // algorithm steps paying per-step latency
+  LinkClass link = LinkClass::nvlink;
+};
+
+// One send/recv of `bytes` between two GPUs.
+CommCost p2p_cost(const NetworkProfile& net, bool same_node, std::int64_t bytes);
+// One collective over a group placed as given; bytes as in CollectiveCall (nccl-tests convention).
+CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
+                         const GroupPlacement& placement, std::int64_t bytes);
+
+// nccl-tests: busbw = algbw x factor; algbw = bytes / time.
+double busbw_factor(CollectiveKind kind, int ranks);
+// Bytes one member puts on the wire for one collective (ring algorithms; all-to-all pairwise).
+double bytes_sent_per_rank(CollectiveKind kind, int ranks, std::int64_t bytes);
+
+}  // namespace meshsim

@@ -1,0 +1,93 @@
+#include "sim/program.hpp"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "sim/error.hpp"
+
+namespace meshsim {
+namespace {
+
+constexpr std::array<std::string_view, 5> kPhaseNames = {"none", "fwd", "bwd", "wgrad",
+                                                         "optimizer"};
+constexpr std::array<std::string_view, kCollectiveKindCount> kCollectiveNames = {
+    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "permute", "broadcast", "barrier"};
+
+template <typename Enum, std::size_t N>
+std::optional<Enum> parse_name(const std::array<std::string_view, N>& names, std::string_view s) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (names[i] == s) return static_cast<Enum>(i);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view to_string(Phase p) {
+  return kPhaseNames[static_cast<std::size_t>(p)];
+}
+std::optional<Phase> parse_phase(std::string_view name) {
+  return parse_name<Phase>(kPhaseNames, name);
+}
+std::string_view to_string(CollectiveKind k) {
+  return kCollectiveNames[static_cast<std::size_t>(k)];
+}
+std::optional<CollectiveKind> parse_collective_kind(std::string_view name) {
+  return parse_name<CollectiveKind>(kCollectiveNames, name);
+}
+
+ProgramBuilder::ProgramBuilder(Mesh mesh, bool single_queue, std::string description) {
+  program_.mesh = std::move(mesh);
+  program_.single_queue = single_queue;
+  program_.description = std::move(description);
+}
+
+StreamId ProgramBuilder::stream(std::string_view name) {
+  for (std::size_t i = 0; i < program_.streams.size(); ++i) {
+    if (program_.streams[i] == name) return static_cast<StreamId>(i);
+  }
+  program_.streams.emplace_back(name);
+  return static_cast<StreamId>(program_.streams.size() - 1);
+}
+
+GroupId ProgramBuilder::group(std::string_view dim, std::vector<int> ranks) {
+  for (const auto& g : program_.groups) {
+    if (g.dim == dim && g.ranks == ranks) return g.id;
+  }
+  for (int r : ranks) {
+    MESHSIM_CHECK(r >= 0 && r < program_.world_size(), fmt::format("group rank {} outside", r));
+  }
+  const auto id = static_cast<GroupId>(program_.groups.size());
+  program_.groups.push_back(Group{id, std::string(dim), std::move(ranks)});
+  return id;
+}
+
+SlotId ProgramBuilder::slot(int rank, std::string name, DType dtype,
+                            std::vector<std::int64_t> shape) {
+  const auto id = static_cast<SlotId>(program_.slots.size());
+  program_.slots.push_back(TensorSlot{id, rank, std::move(name), dtype, std::move(shape)});
+  return id;
+}
+
+OpId ProgramBuilder::add(int rank, StreamId stream, std::string name, OpLabels labels, OpBody body,
+                         std::vector<OpId> deps) {
+  MESHSIM_CHECK(rank >= 0 && rank < program_.world_size(), fmt::format("op rank {}", rank));
+  MESHSIM_CHECK(stream >= 0 && static_cast<std::size_t>(stream) < program_.streams.size(),
+                "unknown stream");
+  const auto id = static_cast<OpId>(program_.ops.size());
+  for (OpId d : deps) {
+    MESHSIM_CHECK(d >= 0 && d < id, fmt::format("op {} depends on op {} not yet emitted", name, d));
+    MESHSIM_CHECK(program_.ops[static_cast<std::size_t>(d)].rank == rank,
+                  fmt::format("op {} depends on an op of another rank", name));
+  }
+  program_.ops.push_back(
+      Op{id, rank, stream, std::move(name), labels, std::move(deps), std::move(body)});
+  return id;
+}
+
+Program ProgramBuilder::finish() && {
+  return std::move(program_);
+}
+
+}  // namespace meshsim

@@ -1,0 +1,144 @@
+#pragma once
+// The Program (schedule graph) of design §2: what one training step launches, rank by rank and
+// stream by stream, with the deps, the communication calls and the tensor slots they touch.
+//
+// Launch order is the order of ops in Program::ops restricted to one rank; stream order is launch
+// order restricted to one (rank, stream), as on a CUDA stream.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "sim/dtype.hpp"
+#include "sim/kernel_call.hpp"
+#include "sim/mesh.hpp"
+
+namespace meshsim {
+
+using OpId = std::int32_t;
+using GroupId = std::int32_t;
+using StreamId = std::int32_t;
+
+enum class Phase : std::uint8_t { none, fwd, bwd, wgrad, optimizer };
+std::string_view to_string(Phase p);
+std::optional<Phase> parse_phase(std::string_view name);
+
+struct OpLabels {
+  Phase phase = Phase::none;
+  int layer = -1;
+  int microbatch = -1;
+  int step = -1;  // ring step
+  int chunk = -1;
+  bool operator==(const OpLabels&) const = default;
+};
+
+// One point-to-point transfer inside a p2p group, seen from the op that posts it.
+struct Transfer {
+  int peer = 0;            // destination (for sends) or source (for receives)
+  std::int64_t bytes = 0;  // payload
+  int tag = 0;             // must agree between the two sides
+  SlotId slot = -1;        // buffer sent from or received into
+  bool operator==(const Transfer&) const = default;
+};
+
+// A batch of sends and receives posted together (batch_isend_irecv, ncclGroupStart/End); the op
+// completes when all of its transfers have completed.
+struct P2PCall {
+  std::vector<Transfer> sends;
+  std::vector<Transfer> recvs;
+  bool operator==(const P2PCall&) const = default;
+};
+
+enum class CollectiveKind : std::uint8_t {
+  all_reduce,
+  all_gather,
+  reduce_scatter,
+  all_to_all,
+  permute,  // all-to-all whose splits send the whole buffer to one peer: rank i -> i + shift
+  broadcast,
+  barrier,
+};
+inline constexpr int kCollectiveKindCount = 7;
+std::string_view to_string(CollectiveKind k);
+std::optional<CollectiveKind> parse_collective_kind(std::string_view name);
+
+// bytes: the per-rank buffer for all_reduce, broadcast and permute; the gathered total for
+// all_gather, reduce_scatter and all_to_all (the nccl-tests convention).
+struct CollectiveCall {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  GroupId group = 0;
+  std::int64_t bytes = 0;
+  DType dtype = DType::bf16;
+  int shift = 0;  // permute: position offset in the group; broadcast: root position
+  SlotId input = -1;
+  SlotId output = -1;
+  bool operator==(const CollectiveCall&) const = default;
+};
+
+using OpBody = std::variant<KernelCall, P2PCall, CollectiveCall>;
+
+struct Op {
+  OpId id = 0;
+  int rank = 0;
+  StreamId stream = 0;
+  std::string name;
+  OpLabels labels;
+  std::vector<OpId> deps;  // ops of the same rank that must have completed
+  OpBody body;
+
+  bool is_compute() const { return std::holds_alternative<KernelCall>(body); }
+  bool operator==(const Op&) const = default;
+};
+
+struct Group {
+  GroupId id = 0;
+  std::string dim;         // mesh dimension the group spans ("cp", "tp", ...)
+  std::vector<int> ranks;  // in group position order
+  bool operator==(const Group&) const = default;
+};
+
+struct TensorSlot {
+  SlotId id = 0;
+  int rank = 0;
+  std::string name;
+  DType dtype = DType::bf16;
+  std::vector<std::int64_t> shape;
+  bool operator==(const TensorSlot&) const = default;
+};
+
+struct Program {
+  std::string description;
+  Mesh mesh;
+  bool single_queue = true;  // CUDA_DEVICE_MAX_CONNECTIONS=1
+  std::vector<std::string> streams;
+  std::vector<Group> groups;
+  std::vector<TensorSlot> slots;
+  std::vector<Op> ops;
+
+  int world_size() const { return mesh.world_size(); }
+  bool operator==(const Program&) const = default;
+};
+
+// Builds a Program op by op; launch order per rank is the order of the calls. Checks the
+// structural rules as it goes (ranks, streams, deps of the same rank and already emitted).
+class ProgramBuilder {
+ public:
+  ProgramBuilder(Mesh mesh, bool single_queue, std::string description);
+
+  StreamId stream(std::string_view name);
+  GroupId group(std::string_view dim, std::vector<int> ranks);
+  SlotId slot(int rank, std::string name, DType dtype, std::vector<std::int64_t> shape);
+
+  OpId add(int rank, StreamId stream, std::string name, OpLabels labels, OpBody body,
+           std::vector<OpId> deps = {});
+
+  const Program& peek() const { return program_; }
+  Program finish() &&;
+
+ private:
+  Program program_;
+};
+
+}  // namespace meshsim

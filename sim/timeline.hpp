@@ -1,0 +1,42 @@
+#pragma once
+// What a run of a Program produced: per-op start/end, per-transfer and per-collective windows and
+// what released each op (for the critical path). The simulator and the validate executors both
+// produce a Timeline; traces and metrics read it.
+#include <cstdint>
+#include <vector>
+
+#include "sim/program.hpp"
+#include "sim/time.hpp"
+
+namespace meshsim {
+
+struct OpTiming {
+  Nanos start = -1;       // dispatched (a comm kernel occupies its stream from here)
+  Nanos comm_start = -1;  // comm ops: when data started to move (rendezvous done)
+  Nanos end = -1;
+};
+
+// Why an op was dispatched when it was: the event that satisfied its last readiness condition.
+struct OpCause {
+  OpId op = -1;           // -1: ready at time 0
+  bool by_dispatch = false;  // true: released by `op` being dispatched (single-queue launch order)
+};
+
+struct WindowTiming {
+  Nanos start = -1;
+  Nanos end = -1;
+  OpId started_by = -1;  // the op whose dispatch completed the rendezvous
+};
+
+struct Timeline {
+  std::vector<OpTiming> ops;
+  std::vector<OpCause> causes;
+  std::vector<WindowTiming> transfers;    // indexed like CommPlan::transfers
+  std::vector<WindowTiming> collectives;  // indexed like CommPlan::collectives
+  // comm ops: the transfer (p2p) or collective instance whose completion completed the op
+  std::vector<std::int32_t> completed_by;
+  Nanos makespan = 0;
+  std::uint64_t events = 0;  // engine events processed
+};
+
+}  // namespace meshsim

@@ -1,0 +1,109 @@
+#include <cmath>
+
+#include <doctest/doctest.h>
+
+#include "sim/compute_model.hpp"
+#include "sim/hardware_profile.hpp"
+#include "sim/kernel_call.hpp"
+
+using meshsim::DType;
+using meshsim::KernelCall;
+using meshsim::KernelKind;
+
+namespace {
+
+KernelCall gemm(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype = DType::bf16) {
+  KernelCall c;
+  c.kind = KernelKind::gemm;
+  c.dtype = dtype;
+  c.shape = meshsim::GemmShape{m, n, k};
+  return c;
+}
+
+KernelCall vector_kernel(KernelKind kind, std::int64_t elements, DType dtype = DType::bf16) {
+  KernelCall c;
+  c.kind = kind;
+  c.dtype = dtype;
+  c.shape = meshsim::VectorShape{elements};
+  return c;
+}
+
+KernelCall attention_fwd(std::int64_t tokens) {
+  KernelCall c;
+  c.kind = KernelKind::attention_fwd;
+  meshsim::AttentionShape s;
+  s.batch = 1;
+  s.heads_q = 32;
+  s.heads_kv = 32;
+  s.head_dim = 128;
+  s.q = {{0, tokens}};
+  s.k = {{0, tokens}};
+  c.shape = s;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("compute model: a large bf16 GEMM on h100 runs at 80% of 989 TFLOP/s") {
+  const auto hw = meshsim::load_hardware("h100-sxm");
+  // m = n = k = 8192: FLOPs = 2mnk = 1,099,511,627,776 (>= 1e12, so gemm efficiency 0.8).
+  // time = 2mnk / (989e12 * 0.8) + 2 us = 1.38967597e-3 + 2e-6 = 1.39167597e-3 s.
+  // (Memory side: 2 B * 3 * 8192^2 / (3.35e12 * 0.85) = 1.414e-4 s, smaller.)
+  CHECK(meshsim::compute_seconds(hw, gemm(8192, 8192, 8192)) ==
+        doctest::Approx(1.3916759703943378e-3).epsilon(1e-9));
+  CHECK(meshsim::compute_time(hw, gemm(8192, 8192, 8192)) == 1391676);  // ns, rounded
+
+  // fp32 runs at the TF32 peak 494.7 TFLOP/s: 2mnk / (494.7e12 * 0.8) + 2 us.
+  CHECK(meshsim::compute_seconds(hw, gemm(8192, 8192, 8192, DType::fp32)) ==
+        doctest::Approx(2.0 * 8192.0 * 8192.0 * 8192.0 / (494.7e12 * 0.8) + 2e-6));
+}
+
+TEST_CASE("compute model: a mid-size GEMM uses the efficiency interpolated in log(FLOPs)") {
+  const auto hw = meshsim::load_hardware("h100-sxm");
+  // m = n = k = 1024: FLOPs = 2^31 = 2.147e9, between the table points (1e8, 0.25) and
+  // (1e10, 0.6): eff = 0.25 + 0.35 * (ln 2^31 - ln 1e8) / (ln 1e10 - ln 1e8) = 0.483088.
+  // time = 2^31 / (989e12 * 0.483088) + 2 us = 6.494771e-6 s.
+  // (Memory: 6 MiB at eff 0.6497 -> 2.89e-6 s, smaller.)
+  CHECK(meshsim::compute_seconds(hw, gemm(1024, 1024, 1024)) ==
+        doctest::Approx(6.494771000654043e-6).epsilon(1e-9));
+}
+
+TEST_CASE("compute model: a copy is bandwidth-bound") {
+  const auto hw = meshsim::load_hardware("h100-sxm");
+  // Copy of 1e9 bf16 elements: 0 FLOPs, bytes = read + write = 2 * 2 B * 1e9 = 4e9 (>= 1e8, so
+  // memory efficiency 0.85). time = 4e9 / (3.35e12 * 0.85) + 2 us = 1.40674100e-3 s.
+  CHECK(meshsim::compute_seconds(hw, vector_kernel(KernelKind::copy, 1'000'000'000)) ==
+        doctest::Approx(1.4067410008779633e-3).epsilon(1e-9));
+  // Twice the bytes on H200's 4.8 TB/s: 8e9 / (4.8e12 * 0.85) + 2 us.
+  const auto h200 = meshsim::load_hardware("h200-sxm");
+  CHECK(meshsim::compute_seconds(h200, vector_kernel(KernelKind::copy, 2'000'000'000)) ==
+        doctest::Approx(8e9 / (4.8e12 * 0.85) + 2e-6));
+  // An elementwise kernel (1 FLOP per element, 4 bytes) is memory-bound too: same time as a copy.
+  CHECK(meshsim::compute_seconds(hw, vector_kernel(KernelKind::elementwise, 1'000'000'000)) ==
+        doctest::Approx(1.4067410008779633e-3).epsilon(1e-9));
+}
+
+TEST_CASE("compute model: zero work costs exactly the launch overhead") {
+  const auto hw = meshsim::load_hardware("h100-sxm");
+  // 0 FLOPs and 0 bytes: time = launch overhead = 2 us.
+  CHECK(meshsim::compute_time(hw, vector_kernel(KernelKind::elementwise, 0)) == 2000);
+  CHECK(meshsim::compute_time(hw, gemm(0, 128, 128)) == 2000);
+  auto no_launch = hw;
+  no_launch.launch_overhead = 0;
+  CHECK(meshsim::compute_seconds(no_launch, vector_kernel(KernelKind::copy, 0)) == 0.0);
+}
+
+TEST_CASE("compute model: attention uses its own table, other kinds fall back to default") {
+  auto hw = meshsim::load_hardware("h100-sxm");
+  // 8192 x 8192 unmasked pairs, 32 heads, d = 128: FLOPs = 4 d * pairs * heads
+  // = 4 * 128 * 8192^2 * 32 = 1.0995e12 (>= 1e12, attention_fwd efficiency 0.65).
+  // time = 1.0995e12 / (989e12 * 0.65) + 2 us.
+  const double flops = 4.0 * 128 * 8192.0 * 8192.0 * 32;
+  CHECK(meshsim::kernel_flops(attention_fwd(8192)) == doctest::Approx(flops));
+  CHECK(meshsim::compute_seconds(hw, attention_fwd(8192)) ==
+        doctest::Approx(flops / (989e12 * 0.65) + 2e-6));
+  // Without an attention_fwd table the "default" table applies (0.5 here).
+  hw.compute_efficiency.erase("attention_fwd");
+  CHECK(meshsim::compute_seconds(hw, attention_fwd(8192)) ==
+        doctest::Approx(flops / (989e12 * 0.5) + 2e-6));
+}

@@ -1,0 +1,33 @@
+#include <chrono>
+#include <ostream>
+
+#include "sim/error.hpp"
+#include "sim/program_json.hpp"
+#include "tools/commands.hpp"
+#include "tools/simulate_outputs.hpp"
+
+namespace meshsim {
+
+int run_simulate_command(std::span<const std::string> argv, const CommandContext& ctx) {
+  std::vector<OptionSpec> specs = {
+      {"--program", "FILE", "a schedule graph saved with --save-program (required)"},
+  };
+  for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
+  const Args args("simulate", specs, argv);
+  if (args.help_requested()) {
+    ctx.out << args.help_text(
+        "Simulate a saved schedule graph (Program JSON) on a hardware profile.",
+        "meshsim simulate --program ring.program.json --hardware h200-sxm --trace ring.json");
+    return 0;
+  }
+  const std::string path = args.get("--program", "");
+  if (path.empty()) throw InputError("--program FILE is required");
+  OutputRequest out = read_output_request(args, ctx);
+  Program program = load_program_file(path);
+  const auto started = std::chrono::steady_clock::now();
+  const SimulationResult result =
+      run_simulation(std::move(program), out.hardware, out.provenance, !out.trace_path.empty(), started);
+  return emit_outputs(result, out, ctx);
+}
+
+}  // namespace meshsim

@@ -1,0 +1,19 @@
+#pragma once
+// The sub-commands of the meshsim CLI. Each parses its flags, does its work and returns the exit
+// code; bad input surfaces as InputError (exit code 2 in main).
+#include <iosfwd>
+#include <span>
+#include <string>
+
+namespace meshsim {
+
+struct CommandContext {
+  std::string command_line;  // for provenance
+  std::ostream& out;
+  std::ostream& err;
+};
+
+int run_ring_attention_command(std::span<const std::string> args, const CommandContext& ctx);
+int run_simulate_command(std::span<const std::string> args, const CommandContext& ctx);
+
+}  // namespace meshsim

@@ -1,0 +1,69 @@
+// meshsim: simulate distributed LLM training steps. Dispatches to the sub-commands and turns
+// errors into one line on stderr with the documented exit codes (2: bad input, 3: internal).
+#include <iostream>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sim/error.hpp"
+#include "tools/commands.hpp"
+
+namespace {
+
+struct SubCommand {
+  const char* name;
+  const char* summary;
+  int (*run)(std::span<const std::string>, const meshsim::CommandContext&);
+};
+
+constexpr SubCommand kCommands[] = {
+    {"ring-attention", "simulate a ring-attention (context-parallel) step",
+     meshsim::run_ring_attention_command},
+    {"simulate", "simulate a saved schedule graph (Program JSON)", meshsim::run_simulate_command},
+};
+
+void print_usage(std::ostream& out) {
+  out << "usage: meshsim <command> [flags]\n\n"
+         "meshsim " MESHSIM_VERSION
+         " simulates distributed LLM training steps: how long a step takes on a mesh,\n"
+         "where the time goes, and a Chrome/Perfetto trace of every op.\n\ncommands:\n";
+  for (const auto& c : kCommands) out << fmt::format("  {:<16} {}\n", c.name, c.summary);
+  out << "\nrun 'meshsim <command> --help' for its flags.\n\nexample:\n"
+         "  meshsim ring-attention --cp 8 --seq 131072 --trace ring.json\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string command_line = "meshsim";
+  for (const auto& a : args) command_line += " " + a;
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    print_usage(std::cout);
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "meshsim " MESHSIM_VERSION "\n";
+    return 0;
+  }
+  const meshsim::CommandContext ctx{command_line, std::cout, std::cerr};
+  for (const auto& c : kCommands) {
+    if (args[0] != c.name) continue;
+    try {
+      return c.run(std::span<const std::string>(args).subspan(1), ctx);
+    } catch (const meshsim::InputError& e) {
+      std::cerr << "meshsim: error: " << e.what() << "\n";
+      return 2;
+    } catch (const std::bad_alloc&) {
+      std::cerr << "meshsim: error: out of memory\n";
+      return 1;
+    } catch (const std::exception& e) {
+      std::cerr << "meshsim: internal error: " << e.what() << "\n";
+      return 3;
+    }
+  }
+  std::cerr << fmt::format("meshsim: error: unknown command '{}' (see meshsim --help)\n", args[0]);
+  return 2;
+}

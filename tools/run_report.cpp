@@ -1,0 +1,86 @@
+#include "tools/run_report.hpp"
+
+#include <fmt/format.h>
+
+namespace meshsim {
+namespace {
+
+double ms(Nanos ns) { return static_cast<double>(ns) * 1e-6; }
+
+}  // namespace
+
+nlohmann::ordered_json report_json(const SimulationResult& r, const Provenance& p) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = kReportSchemaVersion;
+  j["meshsim_version"] = MESHSIM_VERSION;
+  j["command"] = p.command_line;
+  j["hardware"] = {{"name", p.hardware_name}, {"hash", p.hardware_hash}};
+  j["program"] = r.program.description;
+  j["single_queue"] = r.program.single_queue;
+  j["makespan_s"] = ns_to_seconds(r.metrics.makespan);
+  j["ops"] = r.program.ops.size();
+  j["events"] = r.timeline.events;
+  j["wall_s"] = r.wall_s;
+  j["bytes_nvlink"] = r.metrics.bytes_nvlink;
+  j["bytes_network"] = r.metrics.bytes_network;
+  auto cp = nlohmann::ordered_json::array();
+  for (const auto& c : r.metrics.critical_path) {
+    cp.push_back({{"category", c.category}, {"time_s", ns_to_seconds(c.time)}, {"ops", c.ops}});
+  }
+  j["critical_path"] = cp;
+  auto ranks = nlohmann::ordered_json::array();
+  for (const auto& m : r.metrics.ranks) {
+    ranks.push_back({{"rank", m.rank},
+                     {"coords", r.program.mesh.describe_rank(m.rank)},
+                     {"ops", m.ops},
+                     {"attn_pairs", m.attn_pairs},
+                     {"compute_s", ns_to_seconds(m.compute)},
+                     {"comm_s", ns_to_seconds(m.comm)},
+                     {"exposed_comm_s", ns_to_seconds(m.exposed_comm)},
+                     {"idle_s", ns_to_seconds(m.idle)},
+                     {"bytes_sent", m.bytes_sent},
+                     {"sends", m.sends},
+                     {"collectives", m.collectives}});
+  }
+  j["ranks"] = ranks;
+  return j;
+}
+
+std::string report_text(const SimulationResult& r, const Provenance& p) {
+  const auto& m = r.metrics;
+  std::string out = fmt::format("{}\nhardware {} ({} GPUs per node), {}\n\n", r.program.description,
+                                p.hardware_name, r.program.mesh.gpus_per_node(),
+                                r.program.single_queue ? "single hardware queue"
+                                                       : "several hardware queues");
+  out += fmt::format("{:>5}  {:<12} {:>14} {:>11} {:>9} {:>11} {:>9} {:>10} {:>6}\n", "rank",
+                     "coords", "attn pairs", "compute ms", "comm ms", "exposed ms", "idle ms",
+                     "sent MB", "sends");
+  const std::size_t n = m.ranks.size();
+  constexpr std::size_t kShown = 8;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (n > 4 * kShown && i == kShown) {
+      out += fmt::format("{:>5}  ({} ranks not shown; --json lists every rank)\n", "...",
+                         n - 2 * kShown);
+      i = n - kShown;
+    }
+    const auto& rm = m.ranks[i];
+    out += fmt::format("{:>5}  {:<12} {:>14} {:>11.3f} {:>9.3f} {:>11.3f} {:>9.3f} {:>10.1f} {:>6}\n",
+                       rm.rank, r.program.mesh.describe_rank(rm.rank), rm.attn_pairs,
+                       ms(rm.compute), ms(rm.comm), ms(rm.exposed_comm), ms(rm.idle),
+                       static_cast<double>(rm.bytes_sent) * 1e-6, rm.sends);
+  }
+  out += fmt::format("\nstep time {:.3f} ms   ({} ops, {} engine events, built and simulated in "
+                     "{:.3f} s)\n",
+                     ms(m.makespan), r.program.ops.size(), r.timeline.events, r.wall_s);
+  out += "critical path:";
+  for (const auto& c : m.critical_path) {
+    const double share = m.makespan > 0 ? 100.0 * static_cast<double>(c.time) /
+                                              static_cast<double>(m.makespan)
+                                        : 0.0;
+    out += fmt::format("  {} {:.1f}% ({:.3f} ms, {} ops)", c.category, share, ms(c.time), c.ops);
+  }
+  out += "\n";
+  return out;
+}
+
+}  // namespace meshsim

@@ -1,0 +1,17 @@
+#pragma once
+// How a simulated run is reported: a compact per-rank table and summary for people, one JSON
+// object (schema-versioned, with provenance) for scripts.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/simulation.hpp"
+
+namespace meshsim {
+
+inline constexpr int kReportSchemaVersion = 1;
+
+nlohmann::ordered_json report_json(const SimulationResult& result, const Provenance& provenance);
+std::string report_text(const SimulationResult& result, const Provenance& provenance);
+
+}  // namespace meshsim

@@ -1,0 +1,48 @@
+#include "tools/simulate_outputs.hpp"
+
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "tools/output_file.hpp"
+#include "tools/run_report.hpp"
+
+namespace meshsim {
+
+std::vector<OptionSpec> simulate_output_options() {
+  return {
+      {"--hardware", "NAME|FILE",
+       fmt::format("hardware profile: a built-in ({}) or a JSON file [h100-sxm]",
+                   fmt::join(builtin_hardware_names(), ", "))},
+      {"--trace", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)"},
+      {"--json", "", "print one JSON object instead of the table"},
+  };
+}
+
+OutputRequest read_output_request(const Args& args, const CommandContext& ctx) {
+  OutputRequest req;
+  req.hardware = load_hardware(args.get("--hardware", "h100-sxm"));
+  req.provenance = Provenance{ctx.command_line, req.hardware.name, hardware_hash(req.hardware)};
+  req.trace_path = args.get("--trace", "");
+  req.json = args.has("--json");
+  return req;
+}
+
+int emit_outputs(const SimulationResult& result, const OutputRequest& request,
+                 const CommandContext& ctx) {
+  if (!request.trace_path.empty() && result.trace) {
+    write_file_atomically(request.trace_path, *result.trace, "--trace");
+  }
+  if (request.json) {
+    ctx.out << report_json(result, request.provenance).dump(2) << "\n";
+  } else {
+    ctx.out << report_text(result, request.provenance);
+    if (!request.trace_path.empty()) {
+      ctx.out << fmt::format("trace written to {} (open it in https://ui.perfetto.dev)\n",
+                             request.trace_path);
+    }
+  }
+  return 0;
+}
+
+}  // namespace meshsim

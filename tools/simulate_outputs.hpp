@@ -1,0 +1,27 @@
+#pragma once
+// Flags and output handling shared by every simulating sub-command: --hardware, --trace, --json.
+#include <string>
+#include <vector>
+
+#include "sim/hardware_profile.hpp"
+#include "tools/cli_args.hpp"
+#include "tools/commands.hpp"
+#include "tools/simulation.hpp"
+
+namespace meshsim {
+
+std::vector<OptionSpec> simulate_output_options();
+
+struct OutputRequest {
+  HardwareProfile hardware;
+  Provenance provenance;
+  std::string trace_path;  // empty: no trace
+  bool json = false;
+};
+OutputRequest read_output_request(const Args& args, const CommandContext& ctx);
+
+// Writes the trace (atomically) and prints the report; returns the exit code.
+int emit_outputs(const SimulationResult& result, const OutputRequest& request,
+                 const CommandContext& ctx);
+
+}  // namespace meshsim
