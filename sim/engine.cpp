@@ -128,7 +128,7 @@ class Run {
     coll_arrived_.assign(plan_.collectives.size(), 0);
     running_compute_.assign(ranks, 0);
     parked_.resize(ranks);
-    parked_cause_.resize(ranks);
+    parked_cause_.assign(ranks, kNone);
 
     timeline_.ops.assign(n_, OpTiming{});
     timeline_.causes.assign(n_, OpCause{});

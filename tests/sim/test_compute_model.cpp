@@ -87,7 +87,10 @@ TEST_CASE("compute model: zero work costs exactly the launch overhead") {
   const auto hw = meshsim::load_hardware("h100-sxm");
   // 0 FLOPs and 0 bytes: time = launch overhead = 2 us.
   CHECK(meshsim::compute_time(hw, vector_kernel(KernelKind::elementwise, 0)) == 2000);
-  CHECK(meshsim::compute_time(hw, gemm(0, 128, 128)) == 2000);
+  CHECK(meshsim::compute_time(hw, gemm(0, 0, 0)) == 2000);
+  // 0 FLOPs but B (128 x 128 bf16 = 32 KiB) still read: 32768 / (3.35e12 x 0.2) + 2 us = 2049 ns
+  // (below the memory table's first point, 1e5 bytes -> 0.2).
+  CHECK(meshsim::compute_time(hw, gemm(0, 128, 128)) == 2049);
   auto no_launch = hw;
   no_launch.launch_overhead = 0;
   CHECK(meshsim::compute_seconds(no_launch, vector_kernel(KernelKind::copy, 0)) == 0.0);

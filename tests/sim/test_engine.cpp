@@ -1,1 +1,179 @@
 #include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "sim/comm_plan.hpp"
+#include "sim/engine.hpp"
+#include "tests/sim/tiny_programs.hpp"
+
+using namespace meshsim;
+using namespace meshsim::testing;
+
+namespace {
+
+struct Ran {
+  Program program;
+  CommPlan plan;
+  Timeline timeline;
+};
+
+Ran run(Program p, Nanos compute_ns, Nanos transfer_ns, Nanos collective_ns = 0) {
+  Ran r{std::move(p), {}, {}};
+  r.plan = validate_program(r.program);
+  r.timeline = simulate(r.program, r.plan,
+                        uniform_durations(r.program, r.plan, compute_ns, transfer_ns, collective_ns));
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("in-order streams; different streams overlap") {
+  ProgramBuilder b(Mesh({{"dp", 1}}, 8), false, "t");
+  const StreamId s1 = b.stream("a");
+  const StreamId s2 = b.stream("b");
+  b.add(0, s1, "a0", {}, vector_kernel());
+  b.add(0, s1, "a1", {}, vector_kernel());
+  b.add(0, s2, "b0", {}, vector_kernel());
+  const Ran r = run(std::move(b).finish(), 100, 0);
+  CHECK(r.timeline.ops[0].start == 0);
+  CHECK(r.timeline.ops[1].start == 100);  // after a0 on the same stream
+  CHECK(r.timeline.ops[2].start == 0);    // another stream starts at once
+  CHECK(r.timeline.makespan == 200);
+  CHECK(r.timeline.events == 3);  // one completion per op
+}
+
+TEST_CASE("deps wait for completion on another stream") {
+  ProgramBuilder b(Mesh({{"dp", 1}}, 8), false, "t");
+  const StreamId s1 = b.stream("a");
+  const StreamId s2 = b.stream("b");
+  const OpId a = b.add(0, s1, "a", {}, vector_kernel());
+  b.add(0, s2, "b", {}, vector_kernel(), {a});
+  const Ran r = run(std::move(b).finish(), 100, 0);
+  CHECK(r.timeline.ops[1].start == 100);
+  CHECK(r.timeline.makespan == 200);
+  CHECK(r.timeline.causes[1].op == a);
+}
+
+TEST_CASE("p2p rendezvous: data moves when both sides are dispatched") {
+  ProgramBuilder b(Mesh({{"cp", 2}}, 8), false, "t");
+  const StreamId comp = b.stream("compute");
+  const StreamId comm = b.stream("comm");
+  b.add(0, comm, "send", {}, send_to(1, 64));
+  const OpId k = b.add(1, comp, "busy", {}, vector_kernel());
+  b.add(1, comm, "recv", {}, recv_from(0, 64), {k});
+  const Ran r = run(std::move(b).finish(), 100, 50);
+  // send dispatched at 0 and spins; recv dispatched at 100 after `busy`; transfer 100 -> 150
+  CHECK(r.timeline.ops[0].start == 0);
+  CHECK(r.timeline.ops[0].comm_start == 100);
+  CHECK(r.timeline.ops[0].end == 150);
+  CHECK(r.timeline.ops[2].start == 100);
+  CHECK(r.timeline.ops[2].end == 150);
+  CHECK(r.timeline.transfers[0].started_by == 2);
+}
+
+TEST_CASE("a p2p group completes when all of its transfers have") {
+  ProgramBuilder b(Mesh({{"cp", 3}}, 8), false, "t");
+  const StreamId comp = b.stream("compute");
+  const StreamId comm = b.stream("comm");
+  // rank 0 sends to 1 and 2 in one group; rank 2 is busy for 300 first
+  b.add(0, comm, "fan-out", {}, P2PCall{{Transfer{1, 8, 0, -1}, Transfer{2, 8, 0, -1}}, {}});
+  b.add(1, comm, "recv", {}, recv_from(0, 8));
+  const OpId k = b.add(2, comp, "busy", {}, vector_kernel());
+  b.add(2, comm, "recv", {}, recv_from(0, 8), {k});
+  const Ran r = run(std::move(b).finish(), 300, 10);
+  CHECK(r.timeline.ops[1].end == 10);   // 0 -> 1 at once
+  CHECK(r.timeline.ops[3].end == 310);  // 0 -> 2 after busy: 300 + 10
+  CHECK(r.timeline.ops[0].end == 310);  // the group waits for both
+}
+
+TEST_CASE("collectives complete together when the last member arrives") {
+  ProgramBuilder b(Mesh({{"tp", 2}}, 8), false, "t");
+  const StreamId comp = b.stream("compute");
+  const StreamId comm = b.stream("comm");
+  const GroupId g = b.group("tp", {0, 1});
+  const CollectiveCall ar{CollectiveKind::all_reduce, g, 1024, DType::bf16};
+  b.add(0, comm, "ar", {}, ar);
+  const OpId k = b.add(1, comp, "busy", {}, vector_kernel());
+  b.add(1, comm, "ar", {}, ar, {k});
+  const Ran r = run(std::move(b).finish(), 200, 0, 70);
+  CHECK(r.timeline.ops[0].start == 0);
+  CHECK(r.timeline.ops[0].end == 270);  // last arrival 200 + 70
+  CHECK(r.timeline.ops[2].end == 270);
+  CHECK(r.timeline.collectives[0].start == 200);
+}
+
+TEST_CASE("single hardware queue: an op waits for everything launched before it to dispatch") {
+  // Launch order on rank 0: A (compute, 100), W (comm, waits for A), X (third stream, 10).
+  for (bool single : {true, false}) {
+    ProgramBuilder b(Mesh({{"cp", 2}}, 8), single, "t");
+    const StreamId comp = b.stream("compute");
+    const StreamId comm = b.stream("comm");
+    const StreamId other = b.stream("other");
+    const OpId a = b.add(0, comp, "A", {}, vector_kernel());
+    b.add(0, comm, "W", {}, send_to(1, 8), {a});
+    b.add(0, other, "X", {}, vector_kernel());
+    b.add(1, comm, "r", {}, recv_from(0, 8));
+    const Ran r = run(std::move(b).finish(), 100, 5);
+    // single queue: X is stuck behind W, which is dispatched when A completes at 100.
+    // several queues: X starts at once.
+    CHECK(r.timeline.ops[2].start == (single ? 100 : 0));
+  }
+}
+
+TEST_CASE("several hardware queues: a comm kernel ready with a compute kernel waits for it") {
+  // Each rank launches an exchange (500) and then an independent compute kernel (1000).
+  auto build = [](bool single) {
+    ProgramBuilder b(Mesh({{"cp", 2}}, 8), single, "t");
+    const StreamId comp = b.stream("compute");
+    const StreamId comm = b.stream("comm");
+    for (int r = 0; r < 2; ++r) {
+      b.add(r, comm, "exchange", {}, exchange(1 - r, 1 - r, 8));
+      b.add(r, comp, "gemm", {}, vector_kernel());
+    }
+    return std::move(b).finish();
+  };
+  // single queue: exchange dispatched first and overlaps the GEMM: makespan max(500, 1000)
+  CHECK(run(build(true), 1000, 500).timeline.makespan == 1000);
+  // several queues: the GEMM fills the device; the exchange runs after it: 1000 + 500
+  const Ran multi = run(build(false), 1000, 500);
+  CHECK(multi.timeline.makespan == 1500);
+  CHECK(multi.timeline.ops[0].start == 1000);
+}
+
+TEST_CASE("zero-duration ops and empty p2p groups complete") {
+  ProgramBuilder b(Mesh({{"dp", 1}}, 8), true, "t");
+  const StreamId s = b.stream("a");
+  b.add(0, s, "empty", {}, P2PCall{});
+  b.add(0, s, "k", {}, vector_kernel());
+  const Ran r = run(std::move(b).finish(), 0, 0);
+  CHECK(r.timeline.makespan == 0);
+  CHECK(r.timeline.ops[1].end == 0);
+}
+
+TEST_CASE("signals fire once per op, in completion order") {
+  ProgramBuilder b(Mesh({{"cp", 2}}, 8), true, "t");
+  const StreamId s = b.stream("a");
+  b.add(0, s, "k0", {}, vector_kernel());
+  b.add(0, s, "x", {}, exchange(1, 1, 8));
+  b.add(1, s, "x", {}, exchange(0, 0, 8));
+  const Program p = std::move(b).finish();
+  const CommPlan plan = validate_program(p);
+  std::vector<OpId> seen;
+  int transfers = 0;
+  EngineSignals sig;
+  sig.on_op_complete = [&](OpId op, const OpTiming& t) {
+    seen.push_back(op);
+    CHECK(t.end >= t.start);
+  };
+  sig.on_transfer_complete = [&](std::int32_t, const WindowTiming& w) {
+    ++transfers;
+    CHECK(w.end - w.start == 30);
+  };
+  simulate(p, plan, uniform_durations(p, plan, 100, 30), sig);
+  // k0 completes at 100, both exchanges at 130 (100 + 30), each exactly once
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[0] == 0);
+  std::sort(seen.begin(), seen.end());
+  CHECK(seen == std::vector<OpId>{0, 1, 2});
+  CHECK(transfers == 2);
+}

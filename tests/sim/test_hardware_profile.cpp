@@ -267,10 +267,9 @@ TEST_CASE("hardware profile: load_hardware reports unknown names and invalid JSO
   json j = meshsim::to_json(h100());
   j["network"]["nic_gbps"] = -1;
   const auto file = temp_file("field.json", j.dump());
-  CHECK_THROWS_WITH_AS(
-      meshsim::load_hardware(file.string()),
-      doctest::Contains(file.string() + ": field 'network.nic_gbps': expected a positive number"),
-      InputError);
+  const std::string want = file.string() + ": field 'network.nic_gbps': expected a positive number";
+  CHECK_THROWS_WITH_AS(meshsim::load_hardware(file.string()), doctest::Contains(want.c_str()),
+                       InputError);
   std::filesystem::remove(file);
 }
 
@@ -282,8 +281,8 @@ TEST_CASE("hardware profile: hash is FNV-1a of the canonical JSON, stable and di
   CHECK(meshsim::hardware_hash(h100()) == hash);
   // FNV-1a 64: h = 0xcbf29ce484222325; for each byte: h ^= byte, h *= 0x100000001b3.
   std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : meshsim::to_json(hw).dump()) {
-    h ^= c;
+  for (char c : meshsim::to_json(hw).dump()) {
+    h ^= static_cast<unsigned char>(c);
     h *= 0x100000001b3ULL;
   }
   CHECK(hash == fmt::format("{:016x}", h));

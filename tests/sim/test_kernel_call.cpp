@@ -1,1 +1,76 @@
 #include <doctest/doctest.h>
+
+#include "sim/kernel_call.hpp"
+
+using namespace meshsim;
+
+namespace {
+
+// Brute-force count of the pairs a block computes, independent of attention_pairs().
+std::int64_t brute_pairs(const AttentionShape& s) {
+  std::int64_t n = 0;
+  for (const auto& q : s.q) {
+    for (std::int64_t i = q.begin; i < q.end; ++i) {
+      for (const auto& k : s.k) {
+        for (std::int64_t j = k.begin; j < k.end; ++j) {
+          if (s.mask == MaskMode::none || j <= i) ++n;
+        }
+      }
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("causal pairs of a diagonal block: c(c+1)/2") {
+  AttentionShape s{1, 1, 1, 64, MaskMode::causal, {{0, 8}}, {{0, 8}}};
+  CHECK(attention_pairs(s) == 36);  // 8 * 9 / 2
+  s.q = {{8, 16}};
+  CHECK(attention_pairs(s) == 64);  // keys all before the queries: full 8 x 8
+  s.q = {{0, 8}};
+  s.k = {{8, 16}};
+  CHECK(attention_pairs(s) == 0);  // keys all after the queries
+}
+
+TEST_CASE("attention_pairs equals brute force over overlapping ranges") {
+  for (std::int64_t qb = 0; qb < 12; qb += 3) {
+    for (std::int64_t qe = qb; qe < 14; qe += 2) {
+      for (std::int64_t kb = 0; kb < 12; kb += 2) {
+        for (std::int64_t ke = kb; ke < 15; ke += 3) {
+          for (MaskMode m : {MaskMode::none, MaskMode::causal}) {
+            AttentionShape s{1, 1, 1, 1, m, {{qb, qe}, {20, 23}}, {{kb, ke}, {21, 22}}};
+            CHECK(attention_pairs(s) == brute_pairs(s));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("FLOPs: attention 4d forward, 10d backward per pair, head and sample; GEMM 2mnk") {
+  KernelCall fwd{KernelKind::attention_fwd, DType::bf16,
+                 AttentionShape{2, 8, 2, 64, MaskMode::causal, {{0, 8}}, {{0, 8}}}, {}, {}};
+  CHECK(kernel_flops(fwd) == doctest::Approx(4.0 * 64 * 36 * 2 * 8));  // 4d * pairs * b * Hq
+  KernelCall bwd = fwd;
+  bwd.kind = KernelKind::attention_bwd;
+  CHECK(kernel_flops(bwd) == doctest::Approx(10.0 * 64 * 36 * 2 * 8));
+  KernelCall gemm{KernelKind::gemm, DType::bf16, GemmShape{128, 256, 512, false, false, false},
+                  {}, {}};
+  CHECK(kernel_flops(gemm) == doctest::Approx(2.0 * 128 * 256 * 512));
+  // bytes: e * (mk + kn + mn) with e = 2
+  CHECK(kernel_bytes(gemm) == doctest::Approx(2.0 * (128 * 512 + 512 * 256 + 128 * 256)));
+  KernelCall copy{KernelKind::copy, DType::fp32, VectorShape{1000}, {}, {}};
+  CHECK(kernel_flops(copy) == 0.0);
+  CHECK(kernel_bytes(copy) == doctest::Approx(8000.0));  // read + write 1000 fp32
+}
+
+TEST_CASE("names round-trip") {
+  for (int i = 0; i < kKernelKindCount; ++i) {
+    const auto k = static_cast<KernelKind>(i);
+    CHECK(parse_kernel_kind(to_string(k)) == k);
+  }
+  CHECK_FALSE(parse_kernel_kind("conv").has_value());
+  CHECK(parse_mask_mode("causal") == MaskMode::causal);
+  CHECK(expected_shape_index(KernelKind::lse_merge) == 1);
+}

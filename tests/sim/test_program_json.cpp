@@ -1,1 +1,109 @@
 #include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+
+#include "schedules/ring_attention.hpp"
+#include "sim/comm_plan.hpp"
+#include "sim/error.hpp"
+#include "sim/json_fields.hpp"
+#include "sim/program_json.hpp"
+
+using namespace meshsim;
+
+namespace {
+
+Program sample_program(KvRotation rotate) {
+  RingAttentionConfig c;
+  c.cp = 4;
+  c.seq = 64;
+  c.heads = 4;
+  c.kv_heads = 2;
+  c.head_dim = 8;
+  c.rotate = rotate;
+  return build_ring_attention(c);
+}
+
+std::string load_error(const std::string& text) {
+  try {
+    const Program p = program_from_json(parse_json_text(text, "p.json"), "p.json");
+    validate_program(p);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("save -> load -> save is byte-identical and loads an equal Program") {
+  for (KvRotation r : {KvRotation::p2p, KvRotation::allgather, KvRotation::alltoall}) {
+    const Program p = sample_program(r);
+    const std::string text = program_to_text(p);
+    const Program loaded = program_from_json(parse_json_text(text, "mem"), "mem");
+    CHECK(loaded == p);
+    CHECK(program_to_text(loaded) == text);
+  }
+}
+
+TEST_CASE("the schema version is checked") {
+  std::string text = program_to_text(sample_program(KvRotation::p2p));
+  text.replace(text.find("\"schema_version\":1"), 18, "\"schema_version\":9");
+  CHECK(load_error(text).find("schema_version") != std::string::npos);
+}
+
+TEST_CASE("malformed fields are named with their path") {
+  const std::string good = program_to_text(sample_program(KvRotation::p2p));
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    const auto at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    t.replace(at, from.size(), to);
+    return load_error(t);
+  };
+  CHECK(with("\"gpus_per_node\":8", "\"gpus_per_node\":0").find("mesh.gpus_per_node") !=
+        std::string::npos);
+  CHECK(with("\"dtype\":\"bf16\"", "\"dtype\":\"int3\"").find("dtype") != std::string::npos);
+  CHECK(with("\"kind\":\"attention_fwd\"", "\"kind\":\"conv\"").find("ops[") != std::string::npos);
+  CHECK(with("\"deps\":[]", "\"deps\":[\"x\"]").find("deps[0]") != std::string::npos);
+  CHECK(with("\"single_queue\":true", "\"single_queue\":1").find("single_queue") !=
+        std::string::npos);
+  CHECK(with("\"streams\":", "\"streamz\":").find("streamz") != std::string::npos);
+  CHECK(load_error("{").find("not valid JSON") != std::string::npos);
+  CHECK(load_error("[]").find("expected an object") != std::string::npos);
+}
+
+TEST_CASE("fuzz: any mutation of a valid program loads or fails with InputError") {
+  const std::string good = program_to_text(sample_program(KvRotation::allgather));
+  std::mt19937 rng(20261122);
+  const std::string alphabet = "{}[],:\"0123456789-e.truefalsnl ";
+  int accepted = 0;
+  for (int i = 0; i < 1500; ++i) {
+    std::string t = good;
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      const std::size_t at = rng() % t.size();
+      switch (rng() % 4) {
+        case 0:
+          t[at] = alphabet[rng() % alphabet.size()];
+          break;
+        case 1:
+          t.erase(at, 1 + rng() % 8);
+          break;
+        case 2:
+          t.insert(at, 1, alphabet[rng() % alphabet.size()]);
+          break;
+        default:
+          t.resize(at);
+      }
+      if (t.empty()) t = "x";
+    }
+    try {
+      const Program p = program_from_json(parse_json_text(t, "fuzz"), "fuzz");
+      validate_program(p);
+      ++accepted;
+    } catch (const InputError&) {
+    }
+  }
+  MESSAGE("fuzz: " << accepted << " of 1500 mutations still valid");
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Installs what meshsim's build and tests need on Debian 12 (bookworm). Idempotent: when every
+# package is already installed it does not touch apt at all, so re-runs take well under a second.
+# Runs as root, or through sudo when not root. Output is quiet; apt's log is shown only on failure.
+#
+#   tools/setup.sh            install what is missing
+#   tools/setup.sh --check    only report what is missing (exit 1 if anything is)
+set -euo pipefail
+
+readonly PACKAGES=(
+  # build
+  build-essential cmake ninja-build g++
+  # libraries (find_package in CMakeLists.txt)
+  libboost-graph-dev nlohmann-json3-dev libfmt-dev
+  # tests: doctest unit tests, Google Benchmark benches, formatting check in tools/test-all.sh
+  doctest-dev libbenchmark-dev clang-format
+  # validate/ (CPU + MPI executor)
+  openmpi-bin libopenmpi-dev
+  ca-certificates
+)
+
+check_only=0
+case "${1:-}" in
+  "") ;;
+  --check) check_only=1 ;;
+  -h | --help)
+    sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+  *)
+    echo "setup.sh: unknown argument '$1' (see --help)" >&2
+    exit 2
+    ;;
+esac
+
+installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
+}
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  installed "$p" || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+if ((check_only)); then
+  echo "setup: missing: ${missing[*]}"
+  exit 1
+fi
+
+if [[ $(id -u) -eq 0 ]]; then
+  as_root=(env DEBIAN_FRONTEND=noninteractive)
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo env DEBIAN_FRONTEND=noninteractive)
+else
+  echo "setup: not root and sudo is not available; install as root: ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "setup: installing ${missing[*]}"
+log=$(mktemp "${TMPDIR:-/tmp}/meshsim-setup.XXXXXX.log")
+trap 'rm -f "$log"' EXIT
+run() {
+  if ! "${as_root[@]}" "$@" >>"$log" 2>&1; then
+    echo "setup: failed: $*" >&2
+    tail -n 40 "$log" >&2
+    exit 1
+  fi
+}
+run apt-get update -qq
+run apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+still=()
+for p in "${missing[@]}"; do
+  installed "$p" || still+=("$p")
+done
+if ((${#still[@]} > 0)); then
+  echo "setup: still missing after apt-get install: ${still[*]}" >&2
+  exit 1
+fi
+echo "setup: done"
