@@ -103,9 +103,9 @@ std::string Args::help_text(std::string_view summary, std::string_view example) 
   std::string out = fmt::format("usage: meshsim {} [flags]\n\n{}\n\nflags:\n", command_, summary);
   for (const auto& s : specs_) {
     const std::string left = s.value_name.empty() ? s.name : s.name + " " + s.value_name;
-    out += fmt::format("  {:<26} {}\n", left, s.help);
+    out += fmt::format("  {:<34} {}\n", left, s.help);
   }
-  out += fmt::format("  {:<26} {}\n", "--help", "show this help");
+  out += fmt::format("  {:<34} {}\n", "--help", "show this help");
   out += fmt::format("\nexample:\n  {}\n", example);
   return out;
 }
