@@ -7,6 +7,15 @@
 #include "sim/network_analytical.hpp"
 
 namespace meshsim {
+namespace {
+
+// A comm op's fixed time: the first side's that has one, else -1.
+Nanos fixed_time_of(const Program& program, OpId a, OpId b) {
+  const Nanos fa = program.ops[static_cast<std::size_t>(a)].fixed_ns;
+  return fa >= 0 ? fa : program.ops[static_cast<std::size_t>(b)].fixed_ns;
+}
+
+}  // namespace
 
 Durations estimate_durations(const Program& program, const CommPlan& plan,
                              const HardwareProfile& hw) {
@@ -14,11 +23,20 @@ Durations estimate_durations(const Program& program, const CommPlan& plan,
   d.ops.reserve(program.ops.size());
   for (const auto& op : program.ops) {
     const auto* call = std::get_if<KernelCall>(&op.body);
-    d.ops.push_back(call != nullptr ? compute_time(hw, *call) : Nanos{0});
+    if (call == nullptr) {
+      d.ops.push_back(0);
+    } else {
+      d.ops.push_back(op.fixed_ns >= 0 ? op.fixed_ns : compute_time(hw, *call));
+    }
   }
 
   d.transfers.reserve(plan.transfers.size());
   for (const auto& t : plan.transfers) {
+    const Nanos fixed = fixed_time_of(program, t.send_op, t.recv_op);
+    if (fixed >= 0) {
+      d.transfers.push_back(fixed);
+      continue;
+    }
     const bool same_node = program.mesh.node_of(t.src) == program.mesh.node_of(t.dst);
     d.transfers.push_back(seconds_to_ns(p2p_cost(hw.network, same_node, t.bytes).seconds));
   }
@@ -27,6 +45,11 @@ Durations estimate_durations(const Program& program, const CommPlan& plan,
   for (const auto& inst : plan.collectives) {
     MESHSIM_CHECK(inst.group >= 0 && static_cast<std::size_t>(inst.group) < program.groups.size(),
                   fmt::format("collective instance on unknown group {}", inst.group));
+    const Nanos fixed = fixed_time_of(program, inst.members.front(), inst.members.front());
+    if (fixed >= 0) {
+      d.collectives.push_back(fixed);
+      continue;
+    }
     const auto placement =
         placement_of(program.mesh, program.groups[static_cast<std::size_t>(inst.group)].ranks);
     d.collectives.push_back(

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/graph/depth_first_search.hpp>
 
 #include "sim/comm_plan.hpp"
@@ -20,7 +20,7 @@
 namespace meshsim {
 namespace {
 
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+using Graph = boost::compressed_sparse_row_graph<boost::directedS>;
 using Vertex = boost::graph_traits<Graph>::vertex_descriptor;
 using Edge = boost::graph_traits<Graph>::edge_descriptor;
 
@@ -53,7 +53,9 @@ std::size_t complete_vertex(std::size_t op) {
 void check_deadlock_free(const Program& program, const CommPlan& plan) {
   const std::size_t n_ops = program.ops.size();
   const std::size_t n_vertices = 2 * n_ops + plan.collectives.size();
-  Graph g(n_vertices);
+  std::vector<std::pair<std::size_t, std::size_t>> edges;
+  edges.reserve(4 * n_ops + 2 * plan.transfers.size());
+  auto add_edge = [&edges](std::size_t from, std::size_t to) { edges.emplace_back(from, to); };
 
   const std::size_t n_streams = program.streams.size();
   std::vector<std::int64_t> last_on_stream(
@@ -62,33 +64,33 @@ void check_deadlock_free(const Program& program, const CommPlan& plan) {
   for (std::size_t i = 0; i < n_ops; ++i) {
     const Op& op = program.ops[i];
     const auto rank = static_cast<std::size_t>(op.rank);
-    boost::add_edge(dispatch_vertex(i), complete_vertex(i), g);
+    add_edge(dispatch_vertex(i), complete_vertex(i));
     auto& prev = last_on_stream[rank * n_streams + static_cast<std::size_t>(op.stream)];
-    if (prev >= 0)
-      boost::add_edge(complete_vertex(static_cast<std::size_t>(prev)), dispatch_vertex(i), g);
+    if (prev >= 0) add_edge(complete_vertex(static_cast<std::size_t>(prev)), dispatch_vertex(i));
     prev = static_cast<std::int64_t>(i);
     for (OpId d : op.deps) {
-      boost::add_edge(complete_vertex(static_cast<std::size_t>(d)), dispatch_vertex(i), g);
+      add_edge(complete_vertex(static_cast<std::size_t>(d)), dispatch_vertex(i));
     }
     if (program.single_queue && last_launched[rank] >= 0) {
-      boost::add_edge(dispatch_vertex(static_cast<std::size_t>(last_launched[rank])),
-                      dispatch_vertex(i), g);
+      add_edge(dispatch_vertex(static_cast<std::size_t>(last_launched[rank])), dispatch_vertex(i));
     }
     last_launched[rank] = static_cast<std::int64_t>(i);
   }
   for (const auto& t : plan.transfers) {
     const auto s = static_cast<std::size_t>(t.send_op), r = static_cast<std::size_t>(t.recv_op);
-    boost::add_edge(dispatch_vertex(s), complete_vertex(r), g);
-    boost::add_edge(dispatch_vertex(r), complete_vertex(s), g);
+    add_edge(dispatch_vertex(s), complete_vertex(r));
+    add_edge(dispatch_vertex(r), complete_vertex(s));
   }
   for (std::size_t c = 0; c < plan.collectives.size(); ++c) {
     const std::size_t rv = 2 * n_ops + c;
     for (OpId m : plan.collectives[c].members) {
-      boost::add_edge(dispatch_vertex(static_cast<std::size_t>(m)), rv, g);
-      boost::add_edge(rv, complete_vertex(static_cast<std::size_t>(m)), g);
+      add_edge(dispatch_vertex(static_cast<std::size_t>(m)), rv);
+      add_edge(rv, complete_vertex(static_cast<std::size_t>(m)));
     }
   }
 
+  const Graph g(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), n_vertices);
+  edges = {};
   std::vector<Vertex> parent(n_vertices);
   for (std::size_t v = 0; v < n_vertices; ++v) parent[v] = v;
   try {

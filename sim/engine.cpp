@@ -16,7 +16,7 @@ enum class EventType : std::uint8_t { op_done, transfer_done, collective_done };
 struct Event {
   Nanos time;
   std::uint64_t seq;
-  std::int32_t id;
+  std::int32_t id;  // internal op index, transfer or collective instance
   EventType type;
 };
 struct EventLater {
@@ -27,7 +27,21 @@ struct EventLater {
 
 constexpr std::int32_t kNone = -1;
 
-// One run of the readiness rules of design §2 over flat arrays built from the Program.
+// The state the event loop touches per op, in one 32-byte record.
+struct HotOp {
+  std::int32_t pending = 0;  // readiness conditions not yet met
+  std::int32_t stream_next = kNone;
+  std::int32_t launch_next = kNone;  // single queue only
+  std::int32_t dependents_begin = 0;
+  std::int32_t dependents_end = 0;
+  std::int32_t xfers_left = 0;  // p2p: transfers not yet complete
+  std::int32_t rank = 0;
+  OpKind kind = OpKind::compute;
+};
+
+// One run of the readiness rules of design §2. Ops are renumbered internally by (position in
+// their rank's launch order, rank), the order in which a step advances across ranks, so the
+// records an event touches sit close together; the Timeline is indexed by Program op id.
 class Run {
  public:
   Run(const Program& p, const CommPlan& plan, const Durations& d, const EngineSignals& s)
@@ -36,8 +50,9 @@ class Run {
   }
 
   Timeline execute() {
-    for (std::size_t i = 0; i < n_; ++i) {
-      if (pending_[i] == 0) ready_.push_back(static_cast<std::int32_t>(i));
+    for (std::size_t id = 0; id < n_; ++id) {  // in Program order, for stable tie-breaking
+      const std::int32_t i = internal_[id];
+      if (ops_[static_cast<std::size_t>(i)].pending == 0) ready_.push_back(i);
     }
     drain_ready(0);
     release_parked(0);
@@ -52,11 +67,11 @@ class Run {
       }
       release_parked(t);
     }
-    for (std::size_t i = 0; i < n_; ++i) {
-      MESHSIM_CHECK(timeline_.ops[i].end >= 0,
+    for (std::size_t id = 0; id < n_; ++id) {
+      MESHSIM_CHECK(timeline_.ops[id].end >= 0,
                     fmt::format("engine stalled before {} completed",
-                                describe_op(program_, static_cast<OpId>(i))));
-      timeline_.makespan = std::max(timeline_.makespan, timeline_.ops[i].end);
+                                describe_op(program_, static_cast<OpId>(id))));
+      timeline_.makespan = std::max(timeline_.makespan, timeline_.ops[id].end);
     }
     return std::move(timeline_);
   }
@@ -73,55 +88,76 @@ class Run {
     const auto ranks = static_cast<std::size_t>(program_.world_size());
     const std::size_t n_streams = program_.streams.size();
 
-    pending_.assign(n_, 0);
-    stream_next_.assign(n_, kNone);
-    launch_next_.assign(n_, kNone);
-    kind_.resize(n_);
-    rank_.resize(n_);
-    xfers_left_.assign(n_, 0);
+    // Internal numbering: counting sort on (position in rank, rank).
+    std::vector<std::int32_t> position(n_);
+    std::vector<std::int32_t> per_rank(ranks, 0);
+    std::int32_t longest = 0;
+    for (std::size_t id = 0; id < n_; ++id) {
+      const auto r = static_cast<std::size_t>(program_.ops[id].rank);
+      position[id] = per_rank[r]++;
+      longest = std::max(longest, per_rank[r]);
+    }
+    std::vector<std::int32_t> slot_begin(static_cast<std::size_t>(longest) + 1, 0);
+    for (std::size_t id = 0; id < n_; ++id)
+      ++slot_begin[static_cast<std::size_t>(position[id]) + 1];
+    for (std::size_t k = 1; k < slot_begin.size(); ++k) slot_begin[k] += slot_begin[k - 1];
+    order_.resize(n_);
+    internal_.resize(n_);
+    for (std::size_t id = 0; id < n_; ++id) {  // ranks ascend within a position: ids ascend
+      const std::int32_t i = slot_begin[static_cast<std::size_t>(position[id])]++;
+      order_[static_cast<std::size_t>(i)] = static_cast<OpId>(id);
+      internal_[id] = i;
+    }
+
+    ops_.assign(n_, HotOp{});
+    compute_ns_.assign(n_, 0);
     std::vector<std::int32_t> last_on_stream(ranks * n_streams, kNone);
     std::vector<std::int32_t> last_launched(ranks, kNone);
-    std::vector<std::int32_t> dependents_count(n_ + 1, 0);
-    for (std::size_t i = 0; i < n_; ++i) {
-      const Op& op = program_.ops[i];
-      const auto id = static_cast<std::int32_t>(i);
-      rank_[i] = op.rank;
-      kind_[i] = op.is_compute()                            ? OpKind::compute
-                 : std::holds_alternative<P2PCall>(op.body) ? OpKind::p2p
-                                                            : OpKind::collective;
-      if (kind_[i] == OpKind::compute) {
-        MESHSIM_CHECK(durations_.ops[i] >= 0, "negative compute duration");
+    std::vector<std::int32_t> dependents_count(n_, 0);
+    for (std::size_t id = 0; id < n_; ++id) {
+      const Op& op = program_.ops[id];
+      const std::int32_t i = internal_[id];
+      HotOp& h = ops_[static_cast<std::size_t>(i)];
+      h.rank = op.rank;
+      h.kind = op.is_compute()                            ? OpKind::compute
+               : std::holds_alternative<P2PCall>(op.body) ? OpKind::p2p
+                                                          : OpKind::collective;
+      if (h.kind == OpKind::compute) {
+        MESHSIM_CHECK(durations_.ops[id] >= 0, "negative compute duration");
+        compute_ns_[static_cast<std::size_t>(i)] = durations_.ops[id];
+      } else if (h.kind == OpKind::p2p) {
+        h.xfers_left = plan_.op_transfer_begin[id + 1] - plan_.op_transfer_begin[id];
       }
       auto& prev = last_on_stream[static_cast<std::size_t>(op.rank) * n_streams +
                                   static_cast<std::size_t>(op.stream)];
       if (prev != kNone) {
-        stream_next_[static_cast<std::size_t>(prev)] = id;
-        ++pending_[i];
+        ops_[static_cast<std::size_t>(prev)].stream_next = i;
+        ++h.pending;
       }
-      prev = id;
+      prev = i;
       auto& launched = last_launched[static_cast<std::size_t>(op.rank)];
       if (single_queue_ && launched != kNone) {
-        launch_next_[static_cast<std::size_t>(launched)] = id;
-        ++pending_[i];
+        ops_[static_cast<std::size_t>(launched)].launch_next = i;
+        ++h.pending;
       }
-      launched = id;
-      pending_[i] += static_cast<std::int32_t>(op.deps.size());
-      for (OpId d : op.deps) ++dependents_count[static_cast<std::size_t>(d)];
-      if (kind_[i] == OpKind::p2p) {
-        xfers_left_[i] = plan_.op_transfer_begin[i + 1] - plan_.op_transfer_begin[i];
+      launched = i;
+      h.pending += static_cast<std::int32_t>(op.deps.size());
+      for (OpId d : op.deps) {
+        ++dependents_count[static_cast<std::size_t>(internal_[static_cast<std::size_t>(d)])];
       }
     }
-    // Dependents in CSR form.
-    dependents_begin_.assign(n_ + 1, 0);
+    // Dependents in CSR form, by internal index.
+    std::int32_t at = 0;
     for (std::size_t i = 0; i < n_; ++i) {
-      dependents_begin_[i + 1] = dependents_begin_[i] + dependents_count[i];
+      ops_[i].dependents_begin = at;
+      ops_[i].dependents_end = at;
+      at += dependents_count[i];
     }
-    dependents_.resize(static_cast<std::size_t>(dependents_begin_[n_]));
-    std::vector<std::int32_t> fill(dependents_begin_.begin(), dependents_begin_.end() - 1);
-    for (std::size_t i = 0; i < n_; ++i) {
-      for (OpId d : program_.ops[i].deps) {
-        dependents_[static_cast<std::size_t>(fill[static_cast<std::size_t>(d)]++)] =
-            static_cast<std::int32_t>(i);
+    dependents_.resize(static_cast<std::size_t>(at));
+    for (std::size_t id = 0; id < n_; ++id) {
+      for (OpId d : program_.ops[id].deps) {
+        HotOp& h = ops_[static_cast<std::size_t>(internal_[static_cast<std::size_t>(d)])];
+        dependents_[static_cast<std::size_t>(h.dependents_end++)] = internal_[id];
       }
     }
     xfer_ready_.assign(plan_.transfers.size(), 0);
@@ -137,17 +173,20 @@ class Run {
     timeline_.completed_by.assign(n_, kNone);
     ready_.reserve(n_);
     std::vector<Event> storage;
-    storage.reserve(std::min<std::size_t>(n_, 1u << 20));
+    storage.reserve(std::min<std::size_t>(n_, std::size_t{1} << 20));
     heap_ = decltype(heap_)(EventLater{}, std::move(storage));
   }
+
+  OpId id_of(std::int32_t i) const { return order_[static_cast<std::size_t>(i)]; }
 
   void push(Nanos time, std::int32_t id, EventType type) {
     heap_.push(Event{time, seq_++, id, type});
   }
 
+  // `by` is an internal index.
   void satisfy(std::int32_t op, std::int32_t by, bool by_dispatch) {
-    if (--pending_[static_cast<std::size_t>(op)] == 0) {
-      timeline_.causes[static_cast<std::size_t>(op)] = OpCause{by, by_dispatch};
+    if (--ops_[static_cast<std::size_t>(op)].pending == 0) {
+      timeline_.causes[static_cast<std::size_t>(id_of(op))] = OpCause{id_of(by), by_dispatch};
       ready_.push_back(op);
     }
   }
@@ -155,12 +194,12 @@ class Run {
   void drain_ready(Nanos t) {
     while (ready_head_ < ready_.size()) {
       const std::int32_t op = ready_[ready_head_++];
-      const auto i = static_cast<std::size_t>(op);
-      if (!single_queue_ && kind_[i] != OpKind::compute) {
+      const HotOp& h = ops_[static_cast<std::size_t>(op)];
+      if (!single_queue_ && h.kind != OpKind::compute) {
         // Several hardware queues: comm waits until no compute kernel fills the device; it is
         // considered after every compute kernel that became ready at this instant.
-        const auto r = static_cast<std::size_t>(rank_[i]);
-        if (parked_[r].empty()) parked_ranks_.push_back(rank_[i]);
+        const auto r = static_cast<std::size_t>(h.rank);
+        if (parked_[r].empty()) parked_ranks_.push_back(h.rank);
         parked_[r].push_back(op);
         continue;
       }
@@ -188,7 +227,8 @@ class Run {
         ops.swap(parked_[ri]);
         for (std::int32_t op : ops) {
           if (parked_cause_[ri] != kNone) {
-            timeline_.causes[static_cast<std::size_t>(op)] = OpCause{parked_cause_[ri], false};
+            timeline_.causes[static_cast<std::size_t>(id_of(op))] =
+                OpCause{id_of(parked_cause_[ri]), false};
           }
           dispatch(op, t);
         }
@@ -200,36 +240,38 @@ class Run {
   }
 
   void dispatch(std::int32_t op, Nanos t) {
-    const auto i = static_cast<std::size_t>(op);
-    timeline_.ops[i].start = t;
-    if (launch_next_[i] != kNone) satisfy(launch_next_[i], op, true);
-    switch (kind_[i]) {
+    const HotOp& h = ops_[static_cast<std::size_t>(op)];
+    const OpId id = id_of(op);
+    const auto uid = static_cast<std::size_t>(id);
+    timeline_.ops[uid].start = t;
+    if (h.launch_next != kNone) satisfy(h.launch_next, op, true);
+    switch (h.kind) {
       case OpKind::compute:
-        ++running_compute_[static_cast<std::size_t>(rank_[i])];
-        push(t + durations_.ops[i], op, EventType::op_done);
+        ++running_compute_[static_cast<std::size_t>(h.rank)];
+        push(t + compute_ns_[static_cast<std::size_t>(op)], op, EventType::op_done);
         break;
       case OpKind::p2p: {
-        const auto b = static_cast<std::size_t>(plan_.op_transfer_begin[i]);
-        const auto e = static_cast<std::size_t>(plan_.op_transfer_begin[i + 1]);
+        const auto b = static_cast<std::size_t>(plan_.op_transfer_begin[uid]);
+        const auto e = static_cast<std::size_t>(plan_.op_transfer_begin[uid + 1]);
         if (b == e) push(t, op, EventType::op_done);
         for (std::size_t k = b; k < e; ++k) {
           const std::int32_t tr = plan_.op_transfers[k];
           const auto ti = static_cast<std::size_t>(tr);
           if (++xfer_ready_[ti] == 2) {
             timeline_.transfers[ti].start = t;
-            timeline_.transfers[ti].started_by = op;
+            timeline_.transfers[ti].started_by = id;
             push(t + durations_.transfers[ti], tr, EventType::transfer_done);
           }
         }
         break;
       }
       case OpKind::collective: {
-        const std::int32_t c = plan_.op_collective[i];
+        const std::int32_t c = plan_.op_collective[uid];
         const auto ci = static_cast<std::size_t>(c);
         if (++coll_arrived_[ci] ==
             static_cast<std::int32_t>(plan_.collectives[ci].members.size())) {
           timeline_.collectives[ci].start = t;
-          timeline_.collectives[ci].started_by = op;
+          timeline_.collectives[ci].started_by = id;
           push(t + durations_.collectives[ci], c, EventType::collective_done);
         }
         break;
@@ -238,30 +280,33 @@ class Run {
   }
 
   void complete(std::int32_t op, Nanos t) {
-    const auto i = static_cast<std::size_t>(op);
-    timeline_.ops[i].end = t;
-    if (kind_[i] == OpKind::compute) {
-      const auto r = static_cast<std::size_t>(rank_[i]);
+    const HotOp& h = ops_[static_cast<std::size_t>(op)];
+    const OpId id = id_of(op);
+    timeline_.ops[static_cast<std::size_t>(id)].end = t;
+    if (h.kind == OpKind::compute) {
+      const auto r = static_cast<std::size_t>(h.rank);
       if (--running_compute_[r] == 0 && !parked_[r].empty()) parked_cause_[r] = op;
     }
-    if (stream_next_[i] != kNone) satisfy(stream_next_[i], op, false);
-    const auto b = static_cast<std::size_t>(dependents_begin_[i]);
-    const auto e = static_cast<std::size_t>(dependents_begin_[i + 1]);
-    for (std::size_t k = b; k < e; ++k) satisfy(dependents_[k], op, false);
-    if (signals_.on_op_complete) signals_.on_op_complete(op, timeline_.ops[i]);
+    if (h.stream_next != kNone) satisfy(h.stream_next, op, false);
+    for (std::int32_t k = h.dependents_begin; k < h.dependents_end; ++k) {
+      satisfy(dependents_[static_cast<std::size_t>(k)], op, false);
+    }
+    if (signals_.on_op_complete) {
+      signals_.on_op_complete(id, timeline_.ops[static_cast<std::size_t>(id)]);
+    }
   }
 
   void complete_comm(std::int32_t op, Nanos t, Nanos comm_start, std::int32_t by) {
-    const auto i = static_cast<std::size_t>(op);
-    timeline_.ops[i].comm_start = comm_start;
-    timeline_.completed_by[i] = by;
+    const auto uid = static_cast<std::size_t>(id_of(op));
+    timeline_.ops[uid].comm_start = comm_start;
+    timeline_.completed_by[uid] = by;
     complete(op, t);
   }
 
   void handle(const Event& e) {
     switch (e.type) {
       case EventType::op_done:
-        if (kind_[static_cast<std::size_t>(e.id)] == OpKind::p2p) {
+        if (ops_[static_cast<std::size_t>(e.id)].kind == OpKind::p2p) {
           complete_comm(e.id, e.time, e.time, kNone);
         } else {
           complete(e.id, e.time);
@@ -273,10 +318,12 @@ class Run {
         w.end = e.time;
         const auto& tr = plan_.transfers[ti];
         for (OpId side : {tr.send_op, tr.recv_op}) {
-          const auto si = static_cast<std::size_t>(side);
-          auto& ot = timeline_.ops[si];
+          const std::int32_t i = internal_[static_cast<std::size_t>(side)];
+          auto& ot = timeline_.ops[static_cast<std::size_t>(side)];
           if (ot.comm_start < 0 || w.start < ot.comm_start) ot.comm_start = w.start;
-          if (--xfers_left_[si] == 0) complete_comm(side, e.time, ot.comm_start, e.id);
+          if (--ops_[static_cast<std::size_t>(i)].xfers_left == 0) {
+            complete_comm(i, e.time, ot.comm_start, e.id);
+          }
         }
         if (signals_.on_transfer_complete) signals_.on_transfer_complete(e.id, w);
         break;
@@ -285,7 +332,9 @@ class Run {
         const auto ci = static_cast<std::size_t>(e.id);
         auto& w = timeline_.collectives[ci];
         w.end = e.time;
-        for (OpId m : plan_.collectives[ci].members) complete_comm(m, e.time, w.start, e.id);
+        for (OpId m : plan_.collectives[ci].members) {
+          complete_comm(internal_[static_cast<std::size_t>(m)], e.time, w.start, e.id);
+        }
         break;
       }
     }
@@ -298,19 +347,16 @@ class Run {
   std::size_t n_ = 0;
   bool single_queue_ = true;
 
-  std::vector<std::int32_t> pending_;
-  std::vector<std::int32_t> stream_next_;
-  std::vector<std::int32_t> launch_next_;
-  std::vector<std::int32_t> dependents_begin_;
+  std::vector<OpId> order_;             // internal index -> Program op id
+  std::vector<std::int32_t> internal_;  // Program op id -> internal index
+  std::vector<HotOp> ops_;
+  std::vector<Nanos> compute_ns_;
   std::vector<std::int32_t> dependents_;
-  std::vector<OpKind> kind_;
-  std::vector<int> rank_;
-  std::vector<std::int32_t> xfers_left_;
   std::vector<std::uint8_t> xfer_ready_;
   std::vector<std::int32_t> coll_arrived_;
   std::vector<std::int32_t> running_compute_;
   std::vector<std::vector<std::int32_t>> parked_;
-  std::vector<std::int32_t> parked_cause_;
+  std::vector<std::int32_t> parked_cause_;  // internal index of the compute that freed the rank
   std::vector<int> parked_ranks_;
 
   std::vector<std::int32_t> ready_;

@@ -7,8 +7,8 @@ namespace meshsim {
 namespace {
 
 constexpr std::array<std::string_view, kKernelKindCount> kKindNames = {
-    "gemm", "attention_fwd", "attention_bwd", "lse_merge",       "accumulate",
-    "copy", "elementwise",   "loss",          "optimizer_update"};
+    "gemm", "attention_fwd", "attention_bwd", "lse_merge",        "accumulate",
+    "copy", "elementwise",   "loss",          "optimizer_update", "linear_bwd"};
 
 std::int64_t total_tokens(const std::vector<TokenRange>& ranges) {
   std::int64_t n = 0;
@@ -61,6 +61,7 @@ std::optional<MaskMode> parse_mask_mode(std::string_view name) {
 std::size_t expected_shape_index(KernelKind k) {
   switch (k) {
     case KernelKind::gemm:
+    case KernelKind::linear_bwd:
       return 0;
     case KernelKind::attention_fwd:
     case KernelKind::attention_bwd:
@@ -83,7 +84,8 @@ std::int64_t attention_pairs(const AttentionShape& s) {
 
 double kernel_flops(const KernelCall& call) {
   if (const auto* g = std::get_if<GemmShape>(&call.shape)) {
-    return 2.0 * static_cast<double>(g->m) * static_cast<double>(g->n) * static_cast<double>(g->k);
+    return (call.kind == KernelKind::linear_bwd ? 4.0 : 2.0) * static_cast<double>(g->m) *
+           static_cast<double>(g->n) * static_cast<double>(g->k);
   }
   if (const auto* a = std::get_if<AttentionShape>(&call.shape)) {
     const double per_pair_head = [&] {
@@ -120,6 +122,10 @@ double kernel_bytes(const KernelCall& call) {
   if (const auto* g = std::get_if<GemmShape>(&call.shape)) {
     const double m = static_cast<double>(g->m), n = static_cast<double>(g->n),
                  k = static_cast<double>(g->k);
+    if (call.kind == KernelKind::linear_bwd) {
+      // read dY, W, X; write dX; read and write dW
+      return e * (m * n + k * n + m * k + m * k + 2.0 * k * n);
+    }
     return e * (m * k + k * n + (g->accumulate ? 2.0 : 1.0) * m * n);
   }
   if (const auto* a = std::get_if<AttentionShape>(&call.shape)) {

@@ -23,8 +23,10 @@ enum class KernelKind : std::uint8_t {
   elementwise,       // y = f(x); VectorShape
   loss,              // scalar loss and its gradient; VectorShape
   optimizer_update,  // Adam step over a parameter shard; VectorShape
+  linear_bwd,        // a linear layer's whole backward: dX = dY W^T and dW += X^T dY; GemmShape
+                     // of the forward (m tokens, n outputs, k inputs)
 };
-inline constexpr int kKernelKindCount = 9;
+inline constexpr int kKernelKindCount = 10;
 
 // Causal masks compare *global* sequence positions: key j is visible to query i when j <= i.
 enum class MaskMode : std::uint8_t { none, causal };

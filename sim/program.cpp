@@ -82,8 +82,14 @@ OpId ProgramBuilder::add(int rank, StreamId stream, std::string name, OpLabels l
                   fmt::format("op {} depends on an op of another rank", name));
   }
   program_.ops.push_back(
-      Op{id, rank, stream, std::move(name), labels, std::move(deps), std::move(body)});
+      Op{id, rank, stream, std::move(name), labels, std::move(deps), std::move(body), -1});
   return id;
+}
+
+void ProgramBuilder::set_fixed_time(OpId op, std::int64_t ns) {
+  MESHSIM_CHECK(op >= 0 && static_cast<std::size_t>(op) < program_.ops.size(), "unknown op");
+  MESHSIM_CHECK(ns >= 0, "negative fixed time");
+  program_.ops[static_cast<std::size_t>(op)].fixed_ns = ns;
 }
 
 Program ProgramBuilder::finish() && {

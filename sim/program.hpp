@@ -87,6 +87,10 @@ struct Op {
   OpLabels labels;
   std::vector<OpId> deps;  // ops of the same rank that must have completed
   OpBody body;
+  // A duration fixed by the builder (explicit stage times, a fixed p2p time), used instead of the
+  // cost model: the kernel's time, each transfer's time (a p2p op) or the collective's time. -1:
+  // the cost model decides.
+  std::int64_t fixed_ns = -1;
 
   bool is_compute() const { return std::holds_alternative<KernelCall>(body); }
   bool operator==(const Op&) const = default;
@@ -133,6 +137,7 @@ class ProgramBuilder {
 
   OpId add(int rank, StreamId stream, std::string name, OpLabels labels, OpBody body,
            std::vector<OpId> deps = {});
+  void set_fixed_time(OpId op, std::int64_t ns);
 
   const Program& peek() const { return program_; }
   Program finish() &&;

@@ -65,6 +65,7 @@ ojson op_to_json(const Op& op) {
   if (op.labels.chunk >= 0) labels["chunk"] = op.labels.chunk;
   j["labels"] = labels;
   j["deps"] = op.deps;
+  if (op.fixed_ns >= 0) j["fixed_ns"] = op.fixed_ns;
   if (const auto* k = std::get_if<KernelCall>(&op.body)) {
     j["kernel"] = kernel_to_json(*k);
   } else if (const auto* p = std::get_if<P2PCall>(&op.body)) {
@@ -162,7 +163,8 @@ std::vector<Transfer> transfers_from_json(const JsonField& f) {
 }
 
 Op op_from_json(const JsonField& f, OpId id) {
-  f.expect_keys({"rank", "stream", "name", "labels", "deps", "kernel", "p2p", "collective"});
+  f.expect_keys(
+      {"rank", "stream", "name", "labels", "deps", "fixed_ns", "kernel", "p2p", "collective"});
   Op op;
   op.id = id;
   op.rank = to_int(f["rank"], 0, kMaxInt);
@@ -181,6 +183,7 @@ Op op_from_json(const JsonField& f, OpId id) {
   if (labels.has("step")) op.labels.step = to_int(labels["step"], 0, kMaxInt);
   if (labels.has("chunk")) op.labels.chunk = to_int(labels["chunk"], 0, kMaxInt);
   op.deps = int_list(f["deps"], 0, kMaxInt);
+  if (f.has("fixed_ns")) op.fixed_ns = f["fixed_ns"].as_int(0, kMaxBytes);
   const int bodies =
       (f.has("kernel") ? 1 : 0) + (f.has("p2p") ? 1 : 0) + (f.has("collective") ? 1 : 0);
   if (bodies != 1) f.fail("exactly one of 'kernel', 'p2p', 'collective'");

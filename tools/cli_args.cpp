@@ -17,9 +17,10 @@ Args::Args(std::string command, std::vector<OptionSpec> specs, std::span<const s
       continue;
     }
     if (arg.rfind("--", 0) != 0) {
-      throw InputError(fmt::format("meshsim {}: unexpected argument '{}' (flags start with --; "
-                                   "see meshsim {} --help)",
-                                   command_, arg, command_));
+      throw InputError(
+          fmt::format("meshsim {}: unexpected argument '{}' (flags start with --; "
+                      "see meshsim {} --help)",
+                      command_, arg, command_));
     }
     const auto eq = arg.find('=');
     const std::string name = arg.substr(0, eq);
@@ -85,7 +86,21 @@ std::int64_t Args::get_int(std::string_view name, std::int64_t fallback, std::in
   const char* end = v->data() + v->size();
   const auto [ptr, ec] = std::from_chars(v->data(), end, out);
   if (ec != std::errc() || ptr != end || out < min || out > max) {
-    throw InputError(fmt::format("{} expects an integer in [{}, {}], got '{}'", name, min, max, *v));
+    throw InputError(
+        fmt::format("{} expects an integer in [{}, {}], got '{}'", name, min, max, *v));
+  }
+  return out;
+}
+
+double Args::get_number(std::string_view name, double fallback, double max) const {
+  spec(name);
+  const std::string* v = find(name);
+  if (v == nullptr) return fallback;
+  double out = 0;
+  const char* end = v->data() + v->size();
+  const auto [ptr, ec] = std::from_chars(v->data(), end, out);
+  if (ec != std::errc() || ptr != end || !(out >= 0) || out > max) {
+    throw InputError(fmt::format("{} expects a number in [0, {}], got '{}'", name, max, *v));
   }
   return out;
 }

@@ -26,6 +26,8 @@ class Args {
   // Integer in [min, max]; the error names the flag and the range.
   std::int64_t get_int(std::string_view name, std::int64_t fallback, std::int64_t min,
                        std::int64_t max) const;
+  // A non-negative number (seconds, bytes); `fallback` when absent.
+  double get_number(std::string_view name, double fallback, double max) const;
   // One of `choices`.
   std::string get_choice(std::string_view name, std::string_view fallback,
                          std::initializer_list<std::string_view> choices) const;

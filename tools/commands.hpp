@@ -14,6 +14,7 @@ struct CommandContext {
 };
 
 int run_ring_attention_command(std::span<const std::string> args, const CommandContext& ctx);
+int run_pipeline_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_simulate_command(std::span<const std::string> args, const CommandContext& ctx);
 
 }  // namespace meshsim

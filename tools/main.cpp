@@ -21,6 +21,8 @@ struct SubCommand {
 constexpr SubCommand kCommands[] = {
     {"ring-attention", "simulate a ring-attention (context-parallel) step",
      meshsim::run_ring_attention_command},
+    {"pipeline", "simulate a pipeline-parallel schedule (gpipe, 1f1b, interleaved, zb-h1, ...)",
+     meshsim::run_pipeline_command},
     {"simulate", "simulate a saved schedule graph (Program JSON)", meshsim::run_simulate_command},
 };
 

@@ -89,6 +89,7 @@ void BM_EngineRingAttention(benchmark::State& state) {
   }
   std::uint64_t events = 0;
   for (auto _ : state) {
+    // The Timeline is allocated, filled and freed per run, as for any caller of simulate().
     const meshsim::Timeline t = meshsim::simulate(w->program, w->plan, w->durations);
     events = t.events;
     benchmark::DoNotOptimize(t.makespan);

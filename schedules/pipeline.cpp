@@ -1,0 +1,246 @@
+#include "schedules/pipeline.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/error.hpp"
+#include "sim/time.hpp"
+
+namespace meshsim {
+namespace {
+
+// A message between two actions: which global stage it feeds and whether it is a gradient.
+struct Message {
+  int peer = 0;
+  bool gradient = false;
+  int stage = 0;  // the receiving stage
+  int microbatch = 0;
+};
+
+class PipelineBuilder {
+ public:
+  explicit PipelineBuilder(const PipelineConfig& c)
+      : cfg_(c),
+        p_(c.shape.stages),
+        v_(chunks_of(c.shape)),
+        stages_(p_ * v_),
+        builder_(Mesh({{"pp", c.shape.stages}}, c.gpus_per_node), c.single_queue, describe(c)) {
+    compute_ = builder_.stream("compute");
+    comm_ = builder_.stream("pp_comm");
+    bytes_ = pipeline_message_bytes(c);
+    rank_of_stage_.assign(static_cast<std::size_t>(stages_), 0);
+    for (int r = 0; r < p_; ++r) {
+      for (int ch = 0; ch < v_; ++ch) {
+        const int s = global_stage(c.shape, r, ch);
+        rank_of_stage_[static_cast<std::size_t>(s)] = r;
+      }
+    }
+  }
+
+  Program build() && {
+    const auto orders = pipeline_orders(cfg_.shape);
+    for (int r = 0; r < p_; ++r) emit_rank(r, orders[static_cast<std::size_t>(r)]);
+    return std::move(builder_).finish();
+  }
+
+  static std::string describe(const PipelineConfig& c) {
+    return fmt::format(
+        "pipeline: schedule={} stages={} microbatches={} chunks={}{}", to_string(c.shape.schedule),
+        c.shape.stages, c.shape.microbatches, chunks_of(c.shape),
+        c.time_f >= 0
+            ? fmt::format(" F={}s B={}s W={}s", c.time_f, c.time_b, c.time_w)
+            : fmt::format(" tokens={} hidden={} dtype={}", c.tokens, c.hidden, to_string(c.dtype)));
+  }
+
+ private:
+  // Inputs an action needs from other ranks, and outputs it sends, for one (work, mb, chunk).
+  void messages(int rank, PipeWork work, int mb, int chunk, std::vector<Message>& in,
+                std::vector<Message>& out) const {
+    const int s = global_stage(cfg_.shape, rank, chunk);
+    auto other = [&](int stage) { return rank_of_stage_[static_cast<std::size_t>(stage)]; };
+    if (work == PipeWork::forward) {
+      if (s > 0 && other(s - 1) != rank) in.push_back({other(s - 1), false, s, mb});
+      if (s + 1 < stages_ && other(s + 1) != rank) out.push_back({other(s + 1), false, s + 1, mb});
+    } else if (work == PipeWork::backward || work == PipeWork::input_grad) {
+      if (s + 1 < stages_ && other(s + 1) != rank) in.push_back({other(s + 1), true, s, mb});
+      if (s > 0 && other(s - 1) != rank) out.push_back({other(s - 1), true, s - 1, mb});
+    }
+  }
+
+  int tag_of(const Message& m) const {
+    return (m.microbatch * stages_ + m.stage) * 2 + (m.gradient ? 1 : 0);
+  }
+
+  Nanos fixed(double per_rank_seconds) const {
+    return per_rank_seconds < 0 ? -1 : seconds_to_ns(per_rank_seconds / v_);
+  }
+
+  OpId compute(int rank, PipeWork work, int mb, int chunk, std::vector<OpId> deps) {
+    const GemmShape fwd{cfg_.tokens, cfg_.hidden, cfg_.hidden, false, false, false};
+    KernelCall call{KernelKind::gemm, cfg_.dtype, fwd, {}, {}};
+    Phase phase = Phase::fwd;
+    Nanos ns = fixed(cfg_.time_f);
+    std::string letter = "F";
+    switch (work) {
+      case PipeWork::forward:
+        break;
+      case PipeWork::backward:  // dX and dW together
+        call.kind = KernelKind::linear_bwd;
+        phase = Phase::bwd;
+        ns = cfg_.time_b < 0 ? -1 : seconds_to_ns((cfg_.time_b + cfg_.time_w) / v_);
+        letter = "BW";
+        break;
+      case PipeWork::input_grad:  // dX = dY W^T
+        call.shape = GemmShape{cfg_.tokens, cfg_.hidden, cfg_.hidden, false, true, false};
+        phase = Phase::bwd;
+        ns = fixed(cfg_.time_b);
+        letter = "B";
+        break;
+      case PipeWork::weight_grad:  // dW += X^T dY
+        call.shape = GemmShape{cfg_.hidden, cfg_.hidden, cfg_.tokens, true, false, true};
+        phase = Phase::wgrad;
+        ns = fixed(cfg_.time_w);
+        letter = "W";
+        break;
+      case PipeWork::forward_backward:
+        MESHSIM_CHECK(false, "pairs are emitted as their two parts");
+    }
+    const OpId op =
+        builder_.add(rank, compute_, fmt::format("{}{} c{}", letter, mb, chunk),
+                     OpLabels{phase, -1, mb, -1, chunk}, std::move(call), std::move(deps));
+    if (ns >= 0) builder_.set_fixed_time(op, ns);
+    return op;
+  }
+
+  // One batched exchange on the pp_comm stream; returns -1 when there is nothing to exchange.
+  OpId exchange(int rank, const std::vector<Message>& sends, const std::vector<Message>& recvs,
+                OpId after, int boundary) {
+    if (sends.empty() && recvs.empty()) return -1;
+    P2PCall call;
+    for (const auto& m : sends) call.sends.push_back(Transfer{m.peer, bytes_, tag_of(m), -1});
+    for (const auto& m : recvs) call.recvs.push_back(Transfer{m.peer, bytes_, tag_of(m), -1});
+    std::string name = "p2p";
+    for (const auto& m : sends)
+      name += fmt::format(" send {}{}", m.gradient ? "grad" : "act", m.microbatch);
+    for (const auto& m : recvs)
+      name += fmt::format(" recv {}{}", m.gradient ? "grad" : "act", m.microbatch);
+    const OpId op =
+        builder_.add(rank, comm_, std::move(name), OpLabels{Phase::none, -1, -1, boundary, -1},
+                     std::move(call), after >= 0 ? std::vector<OpId>{after} : std::vector<OpId>{});
+    if (cfg_.p2p_time >= 0) builder_.set_fixed_time(op, seconds_to_ns(cfg_.p2p_time));
+    return op;
+  }
+
+  using Part = std::pair<PipeWork, std::pair<int, int>>;  // work, (microbatch, chunk)
+
+  static std::vector<Part> parts_of(const PipeAction& a) {
+    if (a.work != PipeWork::forward_backward) return {{a.work, {a.microbatch, a.chunk}}};
+    return {{PipeWork::forward, {a.microbatch, a.chunk}},
+            {a.pair_split ? PipeWork::input_grad : PipeWork::backward,
+             {a.pair_microbatch, a.pair_chunk}}};
+  }
+
+  static bool is_backward(PipeWork w) {
+    return w == PipeWork::backward || w == PipeWork::input_grad;
+  }
+
+  // Steps: the actions between two p2p groups, as the frameworks issue them. A weight gradient
+  // joins the step after it (the exchange that follows a B goes out before the deferred W runs);
+  // in interleaved 1F1B a forward joins the backward that follows it (Megatron exchanges once
+  // per forward-backward pair, in both directions at once).
+  std::vector<std::vector<Part>> steps_of(const std::vector<PipeAction>& actions) const {
+    std::vector<std::vector<Part>> steps;
+    bool join = false;
+    for (std::size_t k = 0; k < actions.size(); ++k) {
+      const PipeAction& a = actions[k];
+      if (!join || steps.empty()) steps.emplace_back();
+      for (const auto& part : parts_of(a)) steps.back().push_back(part);
+      const bool next_backward = k + 1 < actions.size() && is_backward(actions[k + 1].work);
+      join = a.work == PipeWork::weight_grad ||
+             (cfg_.shape.schedule == PipelineSchedule::interleaved && a.work == PipeWork::forward &&
+              next_backward);
+    }
+    return steps;
+  }
+
+  // Before each step one batched exchange: send what the previous step produced, receive what
+  // this step needs. The host waits for it (blocking p2p) before launching the step's compute.
+  void emit_rank(int rank, const std::vector<PipeAction>& actions) {
+    std::vector<Message> pending_sends;
+    OpId last_compute = -1;
+    const auto steps = steps_of(actions);
+    for (std::size_t k = 0; k <= steps.size(); ++k) {
+      std::vector<Message> recvs, sends;
+      if (k < steps.size()) {
+        for (const auto& [work, id] : steps[k]) {
+          messages(rank, work, id.first, id.second, recvs, sends);
+        }
+      }
+      const OpId group = exchange(rank, pending_sends, recvs, last_compute, static_cast<int>(k));
+      pending_sends = std::move(sends);
+      if (k == steps.size()) break;
+      std::vector<OpId> deps;
+      if (group >= 0) deps.push_back(group);
+      for (const auto& [work, id] : steps[k]) {
+        last_compute = compute(rank, work, id.first, id.second, deps);
+        deps.clear();
+      }
+    }
+  }
+
+  const PipelineConfig& cfg_;
+  int p_, v_, stages_;
+  ProgramBuilder builder_;
+  StreamId compute_ = 0, comm_ = 0;
+  std::int64_t bytes_ = 0;
+  std::vector<int> rank_of_stage_;
+};
+
+}  // namespace
+
+std::int64_t pipeline_message_bytes(const PipelineConfig& c) {
+  return c.activation_bytes > 0 ? c.activation_bytes : c.tokens * c.hidden * dtype_bytes(c.dtype);
+}
+
+void check_pipeline_config(const PipelineConfig& c) {
+  check_pipeline_shape(c.shape);
+  if (c.tokens <= 0) throw InputError(fmt::format("--tokens must be positive, got {}", c.tokens));
+  if (c.hidden <= 0) throw InputError(fmt::format("--hidden must be positive, got {}", c.hidden));
+  if (c.gpus_per_node <= 0) throw InputError("--gpus-per-node must be positive");
+  const bool any_time = c.time_f >= 0 || c.time_b >= 0 || c.time_w >= 0;
+  if (any_time && (c.time_f < 0 || c.time_b < 0 || c.time_w < 0)) {
+    throw InputError("--time-f, --time-b and --time-w go together: give all three (seconds)");
+  }
+  if (c.activation_bytes < 0) throw InputError("--activation-bytes must not be negative");
+  constexpr std::int64_t kMaxActions = std::int64_t{1} << 24;
+  if (std::int64_t{c.shape.stages} * c.shape.microbatches * chunks_of(c.shape) > kMaxActions) {
+    throw InputError("--stages x --microbatches x chunks exceeds 16 million forward actions");
+  }
+}
+
+std::vector<int> peak_inflight(const PipelineShape& shape) {
+  const auto orders = pipeline_orders(shape);
+  std::vector<int> peaks;
+  for (const auto& actions : orders) {
+    int held = 0, peak = 0;
+    for (const auto& a : actions) {
+      if (a.work == PipeWork::forward || a.work == PipeWork::forward_backward) {
+        peak = std::max(peak, ++held);
+      }
+      if (a.work == PipeWork::backward || a.work == PipeWork::input_grad ||
+          a.work == PipeWork::forward_backward) {
+        --held;
+      }
+    }
+    peaks.push_back(peak);
+  }
+  return peaks;
+}
+
+Program build_pipeline(const PipelineConfig& config) {
+  check_pipeline_config(config);
+  return PipelineBuilder(config).build();
+}
+
+}  // namespace meshsim

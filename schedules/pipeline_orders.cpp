@@ -1,0 +1,466 @@
+#include "schedules/pipeline_orders.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <deque>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "sim/error.hpp"
+
+// Where each order comes from (read for semantics; the code below is ours):
+// - gpipe, 1f1b: the textbook schedules (design §4.2); 1F1B as in Megatron-LM's
+//   forward_backward_pipelining_without_interleaving: warm-up min(p-r-1, m) forwards, then
+//   one-forward-one-backward, then the cool-down backwards.
+// - interleaved: Megatron-LM's forward_backward_pipelining_with_interleaving
+//   (megatron/core/pipeline_parallel/schedules.py: get_schedule_table, get_model_chunk_id,
+//   get_pp_rank_microbatches and the group-size checks).
+// - zb-h1: the handcrafted ZB-H1 of Qi et al., "Zero Bubble Pipeline Parallelism" (2023): 1F1B
+//   with the backward split into B and W, rank r letting r W's wait (PaddlePaddle's ZBH1 job
+//   list has the same shape), the waiting W's taken first-in first-out as the zero-bubble code's
+//   WeightGradStore queue does, the rest drained at the end.
+// - zb-v: the handcrafted ZB-V order of PyTorch's torch.distributed.pipelining
+//   ScheduleZBVZeroBubble (same paper, section 6).
+// - dualpipev: the eight steps of DeepSeek's DualPipeV (dualpipe/dualpipev.py, DualPipeV.step).
+
+namespace meshsim {
+namespace {
+
+constexpr std::array<std::string_view, 6> kScheduleNames = {"gpipe", "1f1b", "interleaved",
+                                                            "zb-h1", "zb-v", "dualpipev"};
+
+// Upper bound on stages x microbatches x chunks: the orders hold a few entries per action.
+constexpr long long kMaxWork = 1LL << 24;
+
+PipeAction make(PipeWork work, int microbatch, int chunk) {
+  PipeAction a;
+  a.work = work;
+  a.microbatch = microbatch;
+  a.chunk = chunk;
+  return a;
+}
+
+PipeAction make_pair(int f_microbatch, int f_chunk, int b_microbatch, int b_chunk) {
+  PipeAction a = make(PipeWork::forward_backward, f_microbatch, f_chunk);
+  a.pair_microbatch = b_microbatch;
+  a.pair_chunk = b_chunk;
+  a.pair_split = false;  // DualPipeV overlaps a forward with a full (B + W) backward
+  return a;
+}
+
+int group_size_of(const PipelineShape& shape) {
+  return shape.group_size == 0 ? shape.stages : shape.group_size;
+}
+
+using Order = std::vector<PipeAction>;
+
+// GPipe: every forward, then every backward, both in microbatch order.
+Order gpipe_order(int m) {
+  Order out;
+  out.reserve(static_cast<std::size_t>(2 * m));
+  for (int i = 0; i < m; ++i) out.push_back(make(PipeWork::forward, i, 0));
+  for (int i = 0; i < m; ++i) out.push_back(make(PipeWork::backward, i, 0));
+  return out;
+}
+
+// 1F1B: warm-up forwards, steady (F, B) pairs, cool-down backwards.
+Order one_f_one_b_order(int p, int m, int r) {
+  const int warmup = std::min(p - r - 1, m);
+  Order out;
+  out.reserve(static_cast<std::size_t>(2 * m));
+  for (int i = 0; i < warmup; ++i) out.push_back(make(PipeWork::forward, i, 0));
+  for (int k = 0; k < m - warmup; ++k) {
+    out.push_back(make(PipeWork::forward, warmup + k, 0));
+    out.push_back(make(PipeWork::backward, k, 0));
+  }
+  for (int k = m - warmup; k < m; ++k) out.push_back(make(PipeWork::backward, k, 0));
+  return out;
+}
+
+// Megatron's schedule table: virtual step k -> (microbatch, chunk). Groups of g microbatches
+// starting at s (a group that would reach the end takes every remaining microbatch); within a
+// group, chunk 0 over the group's microbatches, then chunk 1, and so on.
+std::vector<std::pair<int, int>> interleaved_table(int m, int v, int g) {
+  std::vector<std::pair<int, int>> table;
+  table.reserve(static_cast<std::size_t>(m) * static_cast<std::size_t>(v));
+  for (int s = 0; s < m; s += g) {
+    const int end = s + g >= m ? m : s + g;
+    for (int c = 0; c < v; ++c) {
+      for (int mb = s; mb < end; ++mb) table.emplace_back(mb, c);
+    }
+    if (end == m) break;
+  }
+  return table;
+}
+
+int interleaved_warmup(int p, int m, int v, int g, int r) {
+  return std::min(2 * (p - r - 1) + (v - 1) * g, m * v);
+}
+
+// Megatron's interleaved 1F1B: forward of step k is table[k]; backward of step k is
+// (table[k].microbatch, v-1-table[k].chunk).
+Order interleaved_order(int p, int m, int v, int g, int r) {
+  const auto table = interleaved_table(m, v, g);
+  const int total = m * v;
+  const int warmup = interleaved_warmup(p, m, v, g, r);
+  const auto fwd = [&](int k) {
+    const auto& e = table[static_cast<std::size_t>(k)];
+    return make(PipeWork::forward, e.first, e.second);
+  };
+  const auto bwd = [&](int k) {
+    const auto& e = table[static_cast<std::size_t>(k)];
+    return make(PipeWork::backward, e.first, v - 1 - e.second);
+  };
+  Order out;
+  out.reserve(static_cast<std::size_t>(2 * total));
+  for (int k = 0; k < warmup; ++k) out.push_back(fwd(k));
+  for (int k = 0; k < total - warmup; ++k) {
+    out.push_back(fwd(k + warmup));
+    out.push_back(bwd(k));
+  }
+  for (int k = total - warmup; k < total; ++k) out.push_back(bwd(k));
+  return out;
+}
+
+// ZB-H1: 1F1B's warm-up and steady state with the backward split; after each B the W's wait in
+// a FIFO, and rank r lets up to r of them wait (the last rank defers the most), so the W's that
+// pile up fill the cool-down, and the rest run at the end.
+Order zb_h1_order(int p, int m, int r) {
+  const int warmup = std::min(p - r - 1, m);
+  const auto deferred = static_cast<std::size_t>(r);
+  Order out;
+  out.reserve(static_cast<std::size_t>(3 * m));
+  std::deque<int> pending;
+  const auto input_grad = [&](int k) {
+    out.push_back(make(PipeWork::input_grad, k, 0));
+    pending.push_back(k);
+    if (pending.size() > deferred) {
+      out.push_back(make(PipeWork::weight_grad, pending.front(), 0));
+      pending.pop_front();
+    }
+  };
+  for (int i = 0; i < warmup; ++i) out.push_back(make(PipeWork::forward, i, 0));
+  for (int k = 0; k < m - warmup; ++k) {
+    out.push_back(make(PipeWork::forward, warmup + k, 0));
+    input_grad(k);
+  }
+  for (int k = m - warmup; k < m; ++k) input_grad(k);
+  for (const int k : pending) out.push_back(make(PipeWork::weight_grad, k, 0));
+  return out;
+}
+
+// ZB-V (PyTorch's ScheduleZBVZeroBubble order). Chunk 0 is stage r, chunk 1 stage 2p-1-r. The
+// order is built for max(2p-1, m) microbatches and the actions of microbatches >= m dropped.
+Order zb_v_order(int p, int m, int r) {
+  const int n = std::max(2 * p - 1, m);
+  Order out;
+  out.reserve(static_cast<std::size_t>(6 * n));
+  int f0 = 0, f1 = 0, b0 = 0, b1 = 0;
+  const auto push = [&](PipeWork w, int mb, int chunk) {
+    if (mb < m) out.push_back(make(w, mb, chunk));
+  };
+  for (int i = 0; i < 2 * (p - r) - 1; ++i) push(PipeWork::forward, f0++, 0);
+  for (int i = 0; i < r; ++i) {
+    push(PipeWork::forward, f1++, 1);
+    push(PipeWork::forward, f0++, 0);
+  }
+  for (int i = 0; i < p - r; ++i) {
+    push(PipeWork::forward, f1++, 1);
+    push(PipeWork::input_grad, b1, 1);
+    push(PipeWork::weight_grad, b1++, 1);
+  }
+  while (f1 < f0 || f0 < n) {
+    if (f0 < n) push(PipeWork::forward, f0++, 0);
+    push(PipeWork::input_grad, b0, 0);
+    push(PipeWork::weight_grad, b0++, 0);
+    push(PipeWork::forward, f1++, 1);
+    push(PipeWork::input_grad, b1, 1);
+    push(PipeWork::weight_grad, b1++, 1);
+  }
+  int w0 = b0, w1 = b1;
+  for (int i = 0; i < r; ++i) {
+    push(PipeWork::input_grad, b0++, 0);
+    push(PipeWork::input_grad, b1++, 1);
+  }
+  for (int i = 0; i < p - r; ++i) {
+    push(PipeWork::input_grad, b0++, 0);
+    push(PipeWork::weight_grad, w0++, 0);
+  }
+  while (w1 < b1) push(PipeWork::weight_grad, w1++, 1);
+  while (w0 < b0) push(PipeWork::weight_grad, w0++, 0);
+  MESHSIM_CHECK(f0 == n && f1 == n && b0 == n && b1 == n && w0 == n && w1 == n,
+                "zb-v order: every chunk runs F, B and W once per microbatch");
+  return out;
+}
+
+// DualPipeV: DeepSeek's eight steps. Per chunk, forwards and backwards each take microbatches in
+// order; a zero-bubble backward (input_grad) queues its W in a FIFO that the W steps pop.
+class DualPipeVBuilder {
+ public:
+  DualPipeVBuilder(int p, int m, int r) : p_(p), m_(m), r_(r) {
+    out_.reserve(static_cast<std::size_t>(6 * m));
+  }
+
+  Order build() && {
+    const int p = p_, r = r_;
+    // Step 1: nF0.
+    for (int i = 0; i < 2 * (p - r - 1); ++i) forward(0);
+    // Step 2: nF0F1.
+    for (int i = 0; i < r + 1; ++i) {
+      forward(0);
+      forward(1);
+    }
+    // Step 3: nB1W1F1, zero bubble: B of chunk 1, then its W, then F of chunk 1.
+    for (int i = 0; i < p - r - 1; ++i) {
+      backward(1, true);
+      weight();
+      forward(1);
+    }
+    // Step 4 (main): n x (F0 with B1, F1 with B0), overlapped pairs; the last rank runs its first
+    // F0 and B1 one after the other.
+    for (int i = 0; i < m_ - 2 * p + r + 1; ++i) {
+      if (i == 0 && r == p - 1) {
+        forward(0);
+        backward(1, false);
+      } else {
+        pair(0, 1);
+      }
+      pair(1, 0);
+    }
+    // Step 5: nB1F1B0.
+    for (int i = 0; i < p - r - 1; ++i) {
+      backward(1, false);
+      pair(1, 0);
+    }
+    // Step 6: nB1B0; the second half of these backwards switch to zero bubble.
+    const int step6 = r + 1;
+    bool zero_bubble = false;
+    for (int i = 0; i < step6; ++i) {
+      if (i == step6 / 2 && r % 2 == 1) zero_bubble = true;
+      backward(1, zero_bubble);
+      if (i == step6 / 2 && r % 2 == 0) zero_bubble = true;
+      backward(0, zero_bubble);
+    }
+    // Step 7: nWB0, zero bubble.
+    for (int i = 0; i < p - r - 1; ++i) {
+      weight();
+      backward(0, true);
+    }
+    // Step 8: nW.
+    for (int i = 0; i < r + 1; ++i) weight();
+    MESHSIM_CHECK(pending_.empty(), "dualpipev order: the W queue drains");
+    MESHSIM_CHECK(next_f_[0] == m_ && next_f_[1] == m_ && next_b_[0] == m_ && next_b_[1] == m_,
+                  "dualpipev order: every chunk runs each microbatch once");
+    return std::move(out_);
+  }
+
+ private:
+  void forward(int c) { out_.push_back(make(PipeWork::forward, next_f_[idx(c)]++, c)); }
+  void backward(int c, bool zero_bubble) {
+    const int mb = next_b_[idx(c)]++;
+    if (zero_bubble) {
+      out_.push_back(make(PipeWork::input_grad, mb, c));
+      pending_.emplace_back(mb, c);
+    } else {
+      out_.push_back(make(PipeWork::backward, mb, c));
+    }
+  }
+  void weight() {
+    MESHSIM_CHECK(!pending_.empty(), "dualpipev order: a W step has a queued W");
+    const auto [mb, c] = pending_.front();
+    pending_.pop_front();
+    out_.push_back(make(PipeWork::weight_grad, mb, c));
+  }
+  void pair(int f_chunk, int b_chunk) {
+    const int fmb = next_f_[idx(f_chunk)]++;
+    const int bmb = next_b_[idx(b_chunk)]++;
+    out_.push_back(make_pair(fmb, f_chunk, bmb, b_chunk));
+  }
+  static std::size_t idx(int c) { return static_cast<std::size_t>(c); }
+
+  int p_, m_, r_;
+  std::array<int, 2> next_f_{0, 0};
+  std::array<int, 2> next_b_{0, 0};
+  std::deque<std::pair<int, int>> pending_;
+  Order out_;
+};
+
+Order rank_order(const PipelineShape& shape, int r) {
+  const int p = shape.stages, m = shape.microbatches;
+  switch (shape.schedule) {
+    case PipelineSchedule::gpipe:
+      return gpipe_order(m);
+    case PipelineSchedule::one_f_one_b:
+      return one_f_one_b_order(p, m, r);
+    case PipelineSchedule::interleaved:
+      return interleaved_order(p, m, shape.chunks, group_size_of(shape), r);
+    case PipelineSchedule::zb_h1:
+      return zb_h1_order(p, m, r);
+    case PipelineSchedule::zb_v:
+      return zb_v_order(p, m, r);
+    case PipelineSchedule::dualpipev:
+      return DualPipeVBuilder(p, m, r).build();
+  }
+  MESHSIM_CHECK(false, "unknown pipeline schedule");
+  return {};
+}
+
+bool is_v_shaped(PipelineSchedule s) {
+  return s == PipelineSchedule::zb_v || s == PipelineSchedule::dualpipev;
+}
+
+void check_interleaved(const PipelineShape& shape) {
+  const int p = shape.stages, m = shape.microbatches, v = shape.chunks;
+  if (v < 2) {
+    throw InputError(fmt::format(
+        "--chunks must be at least 2 for --schedule interleaved (got {}): with one chunk per rank "
+        "there is nothing to interleave (that is --schedule 1f1b)",
+        v));
+  }
+  if (p < 2) {
+    throw InputError(fmt::format(
+        "--stages must be at least 2 for --schedule interleaved (got {}): virtual chunks are "
+        "interleaved across pipeline ranks, so there must be a pipeline (Megatron rejects a "
+        "virtual pipeline without pipeline parallelism)",
+        p));
+  }
+  if (shape.group_size < 0) {
+    throw InputError(
+        fmt::format("--group-size must be at least 1, or 0 for the default (--stages) (got {})",
+                    shape.group_size));
+  }
+  const int g = group_size_of(shape);
+  if (g < p || g > m) {
+    throw InputError(fmt::format(
+        "--group-size {} must lie in [--stages {}, --microbatches {}] for --schedule interleaved: "
+        "Megatron's rule p <= g <= m (a group smaller than the pipeline reaches its next chunk "
+        "before that chunk's inputs have come back around the ranks; a group cannot hold more "
+        "microbatches than there are)",
+        g, p, m));
+  }
+  const int last = m % g;
+  if (last != 0 && last < p) {
+    throw InputError(fmt::format(
+        "--microbatches {} leaves a last group of {} with --group-size {} and --stages {} for "
+        "--schedule interleaved: Megatron's rule m mod g = 0 or m mod g >= p (a last group "
+        "smaller than the pipeline stalls on inputs still travelling through the ranks, a "
+        "dependency bubble)",
+        m, last, g, p));
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(PipelineSchedule s) {
+  return kScheduleNames[static_cast<std::size_t>(s)];
+}
+
+std::optional<PipelineSchedule> parse_pipeline_schedule(std::string_view s) {
+  for (std::size_t i = 0; i < kScheduleNames.size(); ++i) {
+    if (kScheduleNames[i] == s) return static_cast<PipelineSchedule>(i);
+  }
+  return std::nullopt;
+}
+
+int chunks_of(const PipelineShape& shape) {
+  if (shape.schedule == PipelineSchedule::interleaved) return shape.chunks;
+  if (is_v_shaped(shape.schedule)) return 2;
+  return 1;
+}
+
+int global_stage(const PipelineShape& shape, int rank, int chunk) {
+  MESHSIM_CHECK(rank >= 0 && rank < shape.stages, "global_stage: rank out of range");
+  MESHSIM_CHECK(chunk >= 0 && chunk < chunks_of(shape), "global_stage: chunk out of range");
+  if (shape.schedule == PipelineSchedule::interleaved) return chunk * shape.stages + rank;
+  if (is_v_shaped(shape.schedule)) return chunk == 0 ? rank : 2 * shape.stages - 1 - rank;
+  return rank;
+}
+
+void check_pipeline_shape(const PipelineShape& shape) {
+  const std::string_view name = to_string(shape.schedule);
+  if (shape.stages < 1) {
+    throw InputError(fmt::format("--stages must be at least 1 (got {})", shape.stages));
+  }
+  if (shape.microbatches < 1) {
+    throw InputError(fmt::format("--microbatches must be at least 1 (got {})", shape.microbatches));
+  }
+  if (shape.chunks < 1) {
+    throw InputError(fmt::format("--chunks must be at least 1 (got {})", shape.chunks));
+  }
+  if (shape.schedule != PipelineSchedule::interleaved && shape.group_size != 0) {
+    throw InputError(fmt::format(
+        "--group-size {} does not apply to --schedule {}: microbatch groups belong to the "
+        "interleaved schedule",
+        shape.group_size, name));
+  }
+  if (is_v_shaped(shape.schedule)) {
+    // chunks == 1 is the unset default; the V schedules always place two chunks per rank.
+    if (shape.chunks > 2) {
+      throw InputError(fmt::format(
+          "--chunks {} does not fit --schedule {}: a V schedule places exactly 2 chunks on each "
+          "rank (stages r and 2p-1-r)",
+          shape.chunks, name));
+    }
+  } else if (shape.schedule != PipelineSchedule::interleaved && shape.chunks != 1) {
+    throw InputError(fmt::format(
+        "--chunks {} does not fit --schedule {}: it places one chunk per rank (use --schedule "
+        "interleaved for virtual chunks)",
+        shape.chunks, name));
+  }
+  const long long work = static_cast<long long>(shape.stages) * shape.microbatches *
+                         static_cast<long long>(std::max(shape.chunks, 2));
+  if (work > kMaxWork) {
+    throw InputError(fmt::format(
+        "--stages {} x --microbatches {} x chunks is too large: at most {} (stage, microbatch, "
+        "chunk) actions are supported",
+        shape.stages, shape.microbatches, kMaxWork));
+  }
+  switch (shape.schedule) {
+    case PipelineSchedule::interleaved:
+      check_interleaved(shape);
+      break;
+    case PipelineSchedule::dualpipev:
+      if (shape.microbatches < 2 * shape.stages) {
+        throw InputError(fmt::format(
+            "--microbatches {} is too few for --schedule dualpipev with --stages {}: DualPipeV "
+            "needs m >= 2p = {} (its eight steps fill both arms of the V before the overlapped "
+            "steady state)",
+            shape.microbatches, shape.stages, 2 * shape.stages));
+      }
+      break;
+    case PipelineSchedule::gpipe:
+    case PipelineSchedule::one_f_one_b:
+    case PipelineSchedule::zb_h1:  // valid for any m; its closed-form makespan assumes m >= p
+    case PipelineSchedule::zb_v:   // valid for any m; its closed-form makespan assumes m >= 2p-1
+      break;
+  }
+}
+
+std::vector<std::vector<PipeAction>> pipeline_orders(const PipelineShape& shape) {
+  check_pipeline_shape(shape);
+  std::vector<std::vector<PipeAction>> orders;
+  orders.reserve(static_cast<std::size_t>(shape.stages));
+  for (int r = 0; r < shape.stages; ++r) orders.push_back(rank_order(shape, r));
+  return orders;
+}
+
+int warmup_forwards(const PipelineShape& shape, int rank) {
+  check_pipeline_shape(shape);
+  if (rank < 0 || rank >= shape.stages) {
+    throw InputError(
+        fmt::format("pipeline rank {} is outside [0, --stages {})", rank, shape.stages));
+  }
+  // The forwards issued before the rank's first backward, input_grad or forward_backward. For
+  // the 1F1B family this is the warm-up phase plus the forward that opens the steady state, e.g.
+  // min(p-r, m) for 1F1B (Megatron's num_warmup_microbatches is one less when m > p-r-1).
+  int count = 0;
+  for (const auto& a : rank_order(shape, rank)) {
+    if (a.work != PipeWork::forward) break;
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace meshsim
