@@ -1,6 +1,7 @@
 #include "schedules/pipeline.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -27,7 +28,6 @@ class PipelineBuilder {
         stages_(p_ * v_),
         builder_(Mesh({{"pp", c.shape.stages}}, c.gpus_per_node), c.single_queue, describe(c)) {
     compute_ = builder_.stream("compute");
-    comm_ = builder_.stream("pp_comm");
     bytes_ = pipeline_message_bytes(c);
     rank_of_stage_.assign(static_cast<std::size_t>(stages_), 0);
     for (int r = 0; r < p_; ++r) {
@@ -40,7 +40,20 @@ class PipelineBuilder {
 
   Program build() && {
     const auto orders = pipeline_orders(cfg_.shape);
-    for (int r = 0; r < p_; ++r) emit_rank(r, orders[static_cast<std::size_t>(r)]);
+    std::vector<RankPlan> plans;
+    // sent_to[src][dst]: the messages src sends to dst, in src's order (peer = dst).
+    std::vector<std::vector<std::vector<Message>>> sent_to(
+        static_cast<std::size_t>(p_),
+        std::vector<std::vector<Message>>(static_cast<std::size_t>(p_)));
+    for (int r = 0; r < p_; ++r) {
+      plans.push_back(plan_rank(r, orders[static_cast<std::size_t>(r)]));
+      for (const auto& step : plans.back().makes) {
+        for (const Message& m : step) {
+          sent_to[static_cast<std::size_t>(r)][static_cast<std::size_t>(m.peer)].push_back(m);
+        }
+      }
+    }
+    for (int r = 0; r < p_; ++r) emit_rank(r, plans[static_cast<std::size_t>(r)], sent_to);
     return std::move(builder_).finish();
   }
 
@@ -113,23 +126,46 @@ class PipelineBuilder {
     return op;
   }
 
-  // One batched exchange on the pp_comm stream; returns -1 when there is nothing to exchange.
-  OpId exchange(int rank, const std::vector<Message>& sends, const std::vector<Message>& recvs,
-                OpId after, int boundary) {
-    if (sends.empty() && recvs.empty()) return -1;
-    P2PCall call;
-    for (const auto& m : sends) call.sends.push_back(Transfer{m.peer, bytes_, tag_of(m), -1});
-    for (const auto& m : recvs) call.recvs.push_back(Transfer{m.peer, bytes_, tag_of(m), -1});
-    std::string name = "p2p";
-    for (const auto& m : sends)
-      name += fmt::format(" send {}{}", m.gradient ? "grad" : "act", m.microbatch);
-    for (const auto& m : recvs)
-      name += fmt::format(" recv {}{}", m.gradient ? "grad" : "act", m.microbatch);
-    const OpId op =
-        builder_.add(rank, comm_, std::move(name), OpLabels{Phase::none, -1, -1, boundary, -1},
-                     std::move(call), after >= 0 ? std::vector<OpId>{after} : std::vector<OpId>{});
-    if (cfg_.p2p_time >= 0) builder_.set_fixed_time(op, seconds_to_ns(cfg_.p2p_time));
-    return op;
+  // The stream of the p2p communicator between two ranks (one per pair, as ProcessGroupNCCL
+  // creates for send/recv).
+  StreamId pair_stream(int a, int b) {
+    return builder_.stream(fmt::format("pp_comm {}-{}", std::min(a, b), std::max(a, b)));
+  }
+
+  // At one boundary, one batched exchange per peer: the sends to that peer and the receives from
+  // it, on the pair's stream. Returns the exchange op per receive, in `recvs` order.
+  std::vector<OpId> exchange(int rank, const std::vector<Message>& sends,
+                             const std::vector<Message>& recvs, OpId after, int boundary) {
+    std::vector<int> peers;
+    for (const auto* list : {&sends, &recvs}) {
+      for (const auto& m : *list) {
+        if (std::find(peers.begin(), peers.end(), m.peer) == peers.end()) peers.push_back(m.peer);
+      }
+    }
+    std::sort(peers.begin(), peers.end());
+    std::vector<OpId> delivered(recvs.size(), -1);
+    for (int peer : peers) {
+      P2PCall call;
+      std::string name = "p2p";
+      for (const auto& m : sends) {
+        if (m.peer != peer) continue;
+        call.sends.push_back(Transfer{peer, bytes_, tag_of(m), -1});
+        name += fmt::format(" send {}{}", m.gradient ? "grad" : "act", m.microbatch);
+      }
+      for (const auto& m : recvs) {
+        if (m.peer != peer) continue;
+        call.recvs.push_back(Transfer{peer, bytes_, tag_of(m), -1});
+        name += fmt::format(" recv {}{}", m.gradient ? "grad" : "act", m.microbatch);
+      }
+      const OpId op = builder_.add(rank, pair_stream(rank, peer), std::move(name),
+                                   OpLabels{Phase::none, -1, -1, boundary, -1}, std::move(call),
+                                   after >= 0 ? std::vector<OpId>{after} : std::vector<OpId>{});
+      if (cfg_.p2p_time >= 0) builder_.set_fixed_time(op, seconds_to_ns(cfg_.p2p_time));
+      for (std::size_t i = 0; i < recvs.size(); ++i) {
+        if (recvs[i].peer == peer) delivered[i] = op;
+      }
+    }
+    return delivered;
   }
 
   using Part = std::pair<PipeWork, std::pair<int, int>>;  // work, (microbatch, chunk)
@@ -164,27 +200,73 @@ class PipelineBuilder {
     return steps;
   }
 
-  // Before each step one batched exchange: send what the previous step produced, receive what
-  // this step needs. The host waits for it (blocking p2p) before launching the step's compute.
-  void emit_rank(int rank, const std::vector<PipeAction>& actions) {
+  // What one rank does, step by step: the step's compute parts, the messages its parts need
+  // from other ranks, and the messages they produce for other ranks.
+  struct RankPlan {
+    std::vector<std::vector<Part>> steps;
+    std::vector<std::vector<Message>> needs;
+    std::vector<std::vector<Message>> makes;
+  };
+
+  RankPlan plan_rank(int rank, const std::vector<PipeAction>& actions) const {
+    RankPlan plan;
+    plan.steps = steps_of(actions);
+    for (const auto& step : plan.steps) {
+      plan.needs.emplace_back();
+      plan.makes.emplace_back();
+      for (const auto& [work, id] : step) {
+        messages(rank, work, id.first, id.second, plan.needs.back(), plan.makes.back());
+      }
+    }
+    return plan;
+  }
+
+  // Before each step, one batched exchange: send what the previous step produced and receive
+  // what this step needs. Receives from a peer are posted in the order that peer sends (p2p
+  // matches in posting order), so a message the peer sends earlier than this rank needs it is
+  // received early into its own buffer. Each compute part waits only for the exchanges that
+  // delivered its inputs; sends do not hold compute back.
+  void emit_rank(int rank, const RankPlan& plan,
+                 const std::vector<std::vector<std::vector<Message>>>& sent_to) {
+    std::vector<std::size_t> cursor(static_cast<std::size_t>(p_), 0);
+    std::map<std::pair<int, int>, OpId> received_by;  // (peer, tag) -> exchange op
     std::vector<Message> pending_sends;
     OpId last_compute = -1;
-    const auto steps = steps_of(actions);
-    for (std::size_t k = 0; k <= steps.size(); ++k) {
-      std::vector<Message> recvs, sends;
-      if (k < steps.size()) {
-        for (const auto& [work, id] : steps[k]) {
-          messages(rank, work, id.first, id.second, recvs, sends);
+    for (std::size_t k = 0; k <= plan.steps.size(); ++k) {
+      std::vector<Message> recvs;
+      if (k < plan.steps.size()) {
+        for (const Message& m : plan.needs[k]) {
+          if (received_by.count({m.peer, tag_of(m)}) != 0) continue;
+          const auto& from_peer =
+              sent_to[static_cast<std::size_t>(m.peer)][static_cast<std::size_t>(rank)];
+          auto& at = cursor[static_cast<std::size_t>(m.peer)];
+          bool found = false;
+          while (!found) {
+            MESHSIM_CHECK(at < from_peer.size(), "a needed message is never sent");
+            Message early = from_peer[at++];
+            early.peer = m.peer;
+            found = tag_of(early) == tag_of(m);
+            received_by[{m.peer, tag_of(early)}] = -1;
+            recvs.push_back(early);
+          }
         }
       }
-      const OpId group = exchange(rank, pending_sends, recvs, last_compute, static_cast<int>(k));
-      pending_sends = std::move(sends);
-      if (k == steps.size()) break;
-      std::vector<OpId> deps;
-      if (group >= 0) deps.push_back(group);
-      for (const auto& [work, id] : steps[k]) {
-        last_compute = compute(rank, work, id.first, id.second, deps);
-        deps.clear();
+      const auto delivered =
+          exchange(rank, pending_sends, recvs, last_compute, static_cast<int>(k));
+      for (std::size_t i = 0; i < recvs.size(); ++i) {
+        received_by[{recvs[i].peer, tag_of(recvs[i])}] = delivered[i];
+      }
+      if (k == plan.steps.size()) break;
+      pending_sends = plan.makes[k];
+      for (const auto& [work, id] : plan.steps[k]) {
+        std::vector<Message> in, out;
+        messages(rank, work, id.first, id.second, in, out);
+        std::vector<OpId> deps;
+        for (const Message& m : in) {
+          const OpId by = received_by.at({m.peer, tag_of(m)});
+          if (std::find(deps.begin(), deps.end(), by) == deps.end()) deps.push_back(by);
+        }
+        last_compute = compute(rank, work, id.first, id.second, std::move(deps));
       }
     }
   }
@@ -192,7 +274,7 @@ class PipelineBuilder {
   const PipelineConfig& cfg_;
   int p_, v_, stages_;
   ProgramBuilder builder_;
-  StreamId compute_ = 0, comm_ = 0;
+  StreamId compute_ = 0;
   std::int64_t bytes_ = 0;
   std::vector<int> rank_of_stage_;
 };
@@ -205,6 +287,22 @@ std::int64_t pipeline_message_bytes(const PipelineConfig& c) {
 
 void check_pipeline_config(const PipelineConfig& c) {
   check_pipeline_shape(c.shape);
+  if (c.shape.schedule == PipelineSchedule::zb_v ||
+      c.shape.schedule == PipelineSchedule::dualpipev) {
+    throw InputError(fmt::format(
+        "--schedule {} is not supported yet: its order is built, but its V-shaped exchanges do "
+        "not yet map onto combined p2p groups without waits the reference does not have; use "
+        "1f1b, interleaved or zb-h1",
+        to_string(c.shape.schedule)));
+  }
+  if (c.shape.schedule == PipelineSchedule::interleaved &&
+      warmup_forwards(c.shape, 0) >= c.shape.microbatches * chunks_of(c.shape)) {
+    throw InputError(
+        fmt::format("--schedule interleaved with --microbatches {} runs every forward in the "
+                    "warm-up (Megatron's "
+                    "all-warm-up case), which is not supported yet; use at least {} microbatches",
+                    c.shape.microbatches, 2 * c.shape.stages));
+  }
   if (c.tokens <= 0) throw InputError(fmt::format("--tokens must be positive, got {}", c.tokens));
   if (c.hidden <= 0) throw InputError(fmt::format("--hidden must be positive, got {}", c.hidden));
   if (c.gpus_per_node <= 0) throw InputError("--gpus-per-node must be positive");

@@ -26,7 +26,7 @@ struct PipelineConfig {
   double p2p_time = -1;               // seconds per p2p transfer; negative: the network model
   std::int64_t activation_bytes = 0;  // per message; 0: tokens x hidden x dtype bytes
   int gpus_per_node = 8;
-  bool single_queue = false;  // pipeline-only meshes run with several hardware queues
+  bool single_queue = true;  // CUDA_DEVICE_MAX_CONNECTIONS=1: a send overlaps the next compute
 };
 
 // Throws InputError naming the flag for an impossible configuration.
