@@ -9,7 +9,7 @@
 # Build output is shown only when a build fails (full log in build/<preset>/test-all-build.log).
 set -uo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 
 jobs=$(nproc 2>/dev/null || echo 2)
 readonly FORMAT_DIRS=(sim schedules traces tools tests kernels validate)
@@ -71,13 +71,15 @@ check_format() {
     -o -name '*.cu' -o -name '*.cuh' \) | sort)
   local count
   count=$(printf '%s' "$files" | grep -c . || true)
+  # Prints the file's name when it is not formatted ($1 is expanded by the inner sh).
+  # shellcheck disable=SC2016
+  local check_one='clang-format --dry-run --Werror "$1" >/dev/null 2>&1 || echo "$1"'
   local bad
   bad=$(printf '%s\n' "$files" | grep . | tr '\n' '\0' |
-    xargs -0 -r -n 1 -P "$jobs" sh -c 'clang-format --dry-run --Werror "$1" >/dev/null 2>&1 || echo "$1"' _ |
-    sort)
+    xargs -0 -r -n 1 -P "$jobs" sh -c "$check_one" _ | sort)
   if [[ -n $bad ]]; then
     echo "not clang-formatted ($(printf '%s\n' "$bad" | wc -l) of $count files; fix with clang-format -i):" >&2
-    printf '  %s\n' $bad >&2
+    printf '%s\n' "$bad" | sed 's/^/  /' >&2
     return 1
   fi
   echo "all $count C++ files are clang-formatted"

@@ -81,7 +81,7 @@ std::string schedule_svg(const Program& program, const Timeline& timeline) {
     if (op.is_compute()) ++per_rank[static_cast<std::size_t>(op.rank)];
   }
   const int most = *std::max_element(per_rank.begin(), per_rank.end());
-  const double plot_w = std::clamp(22.0 * most, 900.0, 6000.0);
+  const double plot_w = std::clamp(30.0 * most, 900.0, 8000.0);
   const double left = 78, top = 64, row_h = 30, gap = 6;
   const double height = top + ranks * (row_h + gap) + 40;
   const double width = left + plot_w + 20;

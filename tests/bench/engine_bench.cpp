@@ -2,6 +2,7 @@
 //   BM_BuildRingAttention/<cp>   the schedule builder
 //   BM_ValidateProgram/<cp>      matching + Boost.Graph deadlock check
 //   BM_EngineRingAttention/<cp>  simulate() alone on a prebuilt, validated, costed Program
+//   BM_EnginePipeline/<v>        simulate() of 1F1B (v = 1) or interleaved (v = 2), p 64, m 1024
 //   BM_BareHeap/<n>              a bare std::priority_queue: push n events, then pop them all
 //   BM_BareHeapHold/<n>/<depth>  the same n events through a heap held at <depth> entries, as an
 //                                event loop holds it: the floor for simulate() over n events
@@ -22,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "schedules/pipeline.hpp"
 #include "schedules/ring_attention.hpp"
 #include "sim/comm_plan.hpp"
 #include "sim/cost_model.hpp"
@@ -96,6 +98,32 @@ void BM_EngineRingAttention(benchmark::State& state) {
   }
   set_rate(state, w->program.ops.size());
   state.counters["ops"] = static_cast<double>(w->program.ops.size());
+  state.counters["events"] = static_cast<double>(events);
+}
+
+// Pipeline schedules at scale: p = 64 stages, m = 1024 microbatches, explicit unit times.
+void BM_EnginePipeline(benchmark::State& state) {
+  meshsim::PipelineConfig c;
+  const auto v = static_cast<int>(state.range(0));
+  c.shape = meshsim::PipelineShape{
+      v == 1 ? meshsim::PipelineSchedule::one_f_one_b : meshsim::PipelineSchedule::interleaved, 64,
+      1024, v, 0};
+  c.time_f = 1e-3;
+  c.time_b = 1e-3;
+  c.time_w = 1e-3;
+  c.p2p_time = 1e-5;
+  const Program program = meshsim::build_pipeline(c);
+  const CommPlan plan = meshsim::validate_program(program);
+  const Durations durations =
+      meshsim::estimate_durations(program, plan, meshsim::load_hardware("h100-sxm"));
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    const meshsim::Timeline t = meshsim::simulate(program, plan, durations);
+    events = t.events;
+    benchmark::DoNotOptimize(t.makespan);
+  }
+  set_rate(state, program.ops.size());
+  state.counters["ops"] = static_cast<double>(program.ops.size());
   state.counters["events"] = static_cast<double>(events);
 }
 
@@ -203,6 +231,11 @@ void register_benchmarks() {
   benchmark::RegisterBenchmark("BM_EngineRingAttention", BM_EngineRingAttention)
       ->Arg(kSmallCp)
       ->Arg(kLargeCp)
+      ->Unit(benchmark::kMillisecond);
+
+  benchmark::RegisterBenchmark("BM_EnginePipeline", BM_EnginePipeline)
+      ->Arg(1)
+      ->Arg(2)
       ->Unit(benchmark::kMillisecond);
 
   // A small case (the smoke test's), then the event count of the cp=256 engine run. That count
