@@ -53,7 +53,14 @@ class PipelineBuilder {
         }
       }
     }
-    for (int r = 0; r < p_; ++r) emit_rank(r, plans[static_cast<std::size_t>(r)], sent_to);
+    for (int r = 0; r < p_; ++r) {
+      const auto& actions = orders[static_cast<std::size_t>(r)];
+      if (has_explicit_comm(actions)) {
+        emit_rank_explicit(r, actions);
+      } else {
+        emit_rank(r, plans[static_cast<std::size_t>(r)], sent_to);
+      }
+    }
     return std::move(builder_).finish();
   }
 
@@ -116,8 +123,8 @@ class PipelineBuilder {
         ns = fixed(cfg_.time_w);
         letter = "W";
         break;
-      case PipeWork::forward_backward:
-        MESHSIM_CHECK(false, "pairs are emitted as their two parts");
+      default:
+        MESHSIM_CHECK(false, "pairs and communication items are not compute parts");
     }
     const OpId op =
         builder_.add(rank, compute_, fmt::format("{}{} c{}", letter, mb, chunk),
@@ -135,7 +142,8 @@ class PipelineBuilder {
   // At one boundary, one batched exchange per peer: the sends to that peer and the receives from
   // it, on the pair's stream. Returns the exchange op per receive, in `recvs` order.
   std::vector<OpId> exchange(int rank, const std::vector<Message>& sends,
-                             const std::vector<Message>& recvs, OpId after, int boundary) {
+                             const std::vector<Message>& recvs, OpId after, int boundary,
+                             std::vector<OpId>* created = nullptr) {
     std::vector<int> peers;
     for (const auto* list : {&sends, &recvs}) {
       for (const auto& m : *list) {
@@ -161,6 +169,7 @@ class PipelineBuilder {
                                    OpLabels{Phase::none, -1, -1, boundary, -1}, std::move(call),
                                    after >= 0 ? std::vector<OpId>{after} : std::vector<OpId>{});
       if (cfg_.p2p_time >= 0) builder_.set_fixed_time(op, seconds_to_ns(cfg_.p2p_time));
+      if (created != nullptr) created->push_back(op);
       for (std::size_t i = 0; i < recvs.size(); ++i) {
         if (recvs[i].peer == peer) delivered[i] = op;
       }
@@ -198,6 +207,60 @@ class PipelineBuilder {
               next_backward);
     }
     return steps;
+  }
+
+  static bool has_explicit_comm(const std::vector<PipeAction>& actions) {
+    return std::any_of(actions.begin(), actions.end(),
+                       [](const PipeAction& a) { return a.work == PipeWork::commit; });
+  }
+
+  // A rank whose order places its own communication: post_* queue transfers, commit issues them
+  // (one batched exchange per peer) and the host waits for all of them before its next compute.
+  void emit_rank_explicit(int rank, const std::vector<PipeAction>& actions) {
+    std::vector<Message> sends, recvs, in, out;
+    std::vector<OpId> waits;
+    OpId last_compute = -1;
+    int commits = 0;
+    for (const PipeAction& a : actions) {
+      in.clear();
+      out.clear();
+      switch (a.work) {
+        case PipeWork::post_recv_forward:
+        case PipeWork::post_send_forward:
+          messages(rank, PipeWork::forward, a.microbatch, a.chunk, in, out);
+          break;
+        case PipeWork::post_recv_backward:
+        case PipeWork::post_send_backward:
+          messages(rank, PipeWork::backward, a.microbatch, a.chunk, in, out);
+          break;
+        default:
+          break;
+      }
+      switch (a.work) {
+        case PipeWork::post_recv_forward:
+        case PipeWork::post_recv_backward:
+          recvs.insert(recvs.end(), in.begin(), in.end());
+          break;
+        case PipeWork::post_send_forward:
+        case PipeWork::post_send_backward:
+          sends.insert(sends.end(), out.begin(), out.end());
+          break;
+        case PipeWork::commit: {
+          std::vector<OpId> created;
+          exchange(rank, sends, recvs, last_compute, commits++, &created);
+          waits.insert(waits.end(), created.begin(), created.end());
+          sends.clear();
+          recvs.clear();
+          break;
+        }
+        default:
+          for (const auto& [work, id] : parts_of(a)) {
+            last_compute = compute(rank, work, id.first, id.second, std::move(waits));
+            waits.clear();
+          }
+      }
+    }
+    MESHSIM_CHECK(sends.empty() && recvs.empty(), "transfers posted after the last commit");
   }
 
   // What one rank does, step by step: the step's compute parts, the messages its parts need

@@ -22,6 +22,18 @@ enum class PipeWork : std::uint8_t {
   forward_backward,  // an overlapped pair: F of (microbatch, chunk) with the backward of
                      // (pair_microbatch, pair_chunk); pair_split says whether that backward is B
                      // only (its W comes later) or B + W
+  // Explicit communication, for schedules whose reference posts its own p2p (DualPipeV, ZB-V).
+  // A rank's order either has none of these (the builder then exchanges at every step boundary,
+  // Megatron-style) or places all of them itself: post_* queue one transfer for the (microbatch,
+  // chunk) named — the input activation of its forward, the output activation of its forward,
+  // the gradient its backward needs, the gradient its backward produces — and commit issues
+  // everything queued since the last commit as one batched exchange per peer and waits for it
+  // (dualpipev.py's _commit_and_wait_comm). Transfers to the same rank (the V's turn) are skipped.
+  post_recv_forward,
+  post_send_forward,
+  post_recv_backward,
+  post_send_backward,
+  commit,
 };
 
 struct PipeAction {

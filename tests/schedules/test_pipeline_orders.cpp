@@ -114,6 +114,10 @@ Timing simulate(const PipelineShape& sh, const Orders& orders, ChunkCosts c) {
             cost = c.f + c.b + (a.pair_split ? 0 : c.w);
             break;
           }
+          default:  // communication items take no compute time
+            ready = 0;
+            cost = 0;
+            break;
         }
         if (ready < 0) break;
         const Time end = std::max(clock[at(r)], ready) + cost;
@@ -132,6 +136,8 @@ Timing simulate(const PipelineShape& sh, const Orders& orders, ChunkCosts c) {
           case PipeWork::forward_backward:
             fwd_end[key(global_stage(sh, r, a.chunk), a.microbatch)] = end;
             bwd_end[key(global_stage(sh, r, a.pair_chunk), a.pair_microbatch)] = end;
+            break;
+          default:
             break;
         }
         ++next[at(r)];
@@ -182,6 +188,8 @@ bool covers_each_once(const PipelineShape& sh, const Orders& orders) {
           ok = do_f(a.microbatch, a.chunk) && do_b(a.pair_microbatch, a.pair_chunk) &&
                (a.pair_split || do_w(a.pair_microbatch, a.pair_chunk));
           break;
+        default:
+          break;
       }
       if (!ok) return false;
     }
@@ -217,6 +225,8 @@ std::vector<int> peak_in_flight(const Orders& orders, bool until_b = false) {
           ++held;
           peak = std::max(peak, held);
           if (until_b || !a.pair_split) --held;
+          break;
+        default:
           break;
       }
       peak = std::max(peak, held);
@@ -267,6 +277,8 @@ std::vector<std::pair<int, int>> p2p_order_mismatches(const PipelineShape& sh,
         case PipeWork::forward_backward:
           parts.emplace_back(false, a.microbatch, a.chunk);
           parts.emplace_back(true, a.pair_microbatch, a.pair_chunk);
+          break;
+        default:
           break;
       }
       for (const auto& [is_bwd, mb, chunk] : parts) {
