@@ -350,14 +350,6 @@ std::int64_t pipeline_message_bytes(const PipelineConfig& c) {
 
 void check_pipeline_config(const PipelineConfig& c) {
   check_pipeline_shape(c.shape);
-  if (c.shape.schedule == PipelineSchedule::zb_v ||
-      c.shape.schedule == PipelineSchedule::dualpipev) {
-    throw InputError(fmt::format(
-        "--schedule {} is not supported yet: its order is built, but its V-shaped exchanges do "
-        "not yet map onto combined p2p groups without waits the reference does not have; use "
-        "1f1b, interleaved or zb-h1",
-        to_string(c.shape.schedule)));
-  }
   if (c.shape.schedule == PipelineSchedule::interleaved &&
       warmup_forwards(c.shape, 0) >= c.shape.microbatches * chunks_of(c.shape)) {
     throw InputError(

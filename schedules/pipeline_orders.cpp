@@ -195,68 +195,143 @@ Order zb_v_order(int p, int m, int r) {
   return out;
 }
 
-// DualPipeV: DeepSeek's eight steps. Per chunk, forwards and backwards each take microbatches in
-// order; a zero-bubble backward (input_grad) queues its W in a FIFO that the W steps pop.
+// DualPipeV: DeepSeek's eight steps, with its communication. Per chunk, forwards and backwards
+// each take microbatches in order; a zero-bubble backward (input_grad) queues its W in a FIFO that
+// the W steps pop. dualpipev.py queues a receive before the compute that needs it and a send after
+// the compute that produced it, and issues everything queued as one batch it waits for right
+// before each compute (_commit_and_wait_comm); a chunk step that finds nothing queued issues
+// nothing. The same points here: post_* items where it appends, commit where it commits. Per
+// (chunk, direction) the transfers take microbatches in order, as its per-chunk counters do; the
+// ones it never appends (no peer: the pipeline's ends, or the V's turn on the last rank) are not
+// posted.
 class DualPipeVBuilder {
  public:
-  DualPipeVBuilder(int p, int m, int r) : p_(p), m_(m), r_(r) {
-    out_.reserve(static_cast<std::size_t>(6 * m));
+  DualPipeVBuilder(int p, int m, int r)
+      : p_(p), m_(m), r_(r), first_(r == 0), last_(r == p - 1) {
+    out_.reserve(static_cast<std::size_t>(14 * m));
   }
 
   Order build() && {
     const int p = p_, r = r_;
     // Step 1: nF0.
-    for (int i = 0; i < 2 * (p - r - 1); ++i) forward(0);
-    // Step 2: nF0F1.
+    for (int i = 0; i < 2 * (p - r - 1); ++i) forward_chunk(0);
+    // Step 2: nF0F1; the next chunk-0 input is always asked for ahead, and a chunk-0 output goes
+    // out after the chunk-1 forward that follows it. The last rank keeps its last chunk-1 output
+    // for step 4.
+    recv_forward(0);
     for (int i = 0; i < r + 1; ++i) {
-      forward(0);
-      forward(1);
+      forward_chunk(0, false, false);
+      recv_forward(0);
+      forward_chunk(1, true, !last_ || i < r);
+      send_forward(0);
     }
-    // Step 3: nB1W1F1, zero bubble: B of chunk 1, then its W, then F of chunk 1.
+    // Step 3: nB1W1F1, zero bubble: B of chunk 1, then its W, then F of chunk 1 (whose input is
+    // asked for before the W).
     for (int i = 0; i < p - r - 1; ++i) {
-      backward(1, true);
-      weight();
-      forward(1);
+      backward_chunk(1, true);
+      recv_forward(1);
+      weight_chunk();
+      forward_chunk(1, false, true);
     }
     // Step 4 (main): n x (F0 with B1, F1 with B0), overlapped pairs; the last rank runs its first
     // F0 and B1 one after the other.
     for (int i = 0; i < m_ - 2 * p + r + 1; ++i) {
-      if (i == 0 && r == p - 1) {
-        forward(0);
-        backward(1, false);
+      if (i == 0 && last_) {
+        forward_chunk(0, false, false);
+        send_forward(1);
+        backward_chunk(1, false, true, false);
+        send_forward(0);
+        send_backward(1);
       } else {
-        pair(0, 1);
+        forward_backward_chunk(0, 1, i > 0);
       }
-      pair(1, 0);
+      forward_backward_chunk(1, 0, true);
     }
     // Step 5: nB1F1B0.
     for (int i = 0; i < p - r - 1; ++i) {
-      backward(1, false);
-      pair(1, 0);
+      backward_chunk(1, false);
+      forward_backward_chunk(1, 0, true);
     }
     // Step 6: nB1B0; the second half of these backwards switch to zero bubble.
     const int step6 = r + 1;
     bool zero_bubble = false;
     for (int i = 0; i < step6; ++i) {
       if (i == step6 / 2 && r % 2 == 1) zero_bubble = true;
-      backward(1, zero_bubble);
+      backward_chunk(1, zero_bubble);
       if (i == step6 / 2 && r % 2 == 0) zero_bubble = true;
-      backward(0, zero_bubble);
+      backward_chunk(0, zero_bubble);
     }
     // Step 7: nWB0, zero bubble.
     for (int i = 0; i < p - r - 1; ++i) {
-      weight();
-      backward(0, true);
+      weight_chunk();
+      backward_chunk(0, true);
     }
-    // Step 8: nW.
-    for (int i = 0; i < r + 1; ++i) weight();
+    // Step 8: nW, then the last sends.
+    for (int i = 0; i < r + 1; ++i) weight_chunk();
+    commit();
     MESHSIM_CHECK(pending_.empty(), "dualpipev order: the W queue drains");
-    MESHSIM_CHECK(next_f_[0] == m_ && next_f_[1] == m_ && next_b_[0] == m_ && next_b_[1] == m_,
-                  "dualpipev order: every chunk runs each microbatch once");
+    for (const auto& counts : {next_f_, next_b_}) {
+      MESHSIM_CHECK(counts[0] == m_ && counts[1] == m_,
+                    "dualpipev order: every chunk runs each microbatch once");
+    }
+    MESHSIM_CHECK(posted_ == 0, "dualpipev order: everything posted is committed");
     return std::move(out_);
   }
 
  private:
+  // The reference's chunk steps: receive (maybe), commit, compute, send (maybe).
+  void forward_chunk(int c, bool recv = true, bool send = true) {
+    if (recv) recv_forward(c);
+    commit();
+    forward(c);
+    if (send) send_forward(c);
+  }
+  void backward_chunk(int c, bool zero_bubble, bool recv = true, bool send = true) {
+    if (recv) recv_backward(c);
+    commit();
+    backward(c, zero_bubble);
+    if (send) send_backward(c);
+  }
+  void forward_backward_chunk(int f_chunk, int b_chunk, bool recv_f) {
+    if (recv_f) recv_forward(f_chunk);
+    recv_backward(b_chunk);
+    commit();
+    pair(f_chunk, b_chunk);
+    send_forward(f_chunk);
+    send_backward(b_chunk);
+  }
+  void weight_chunk() {
+    commit();
+    weight();
+  }
+
+  // Which transfers exist: chunk 0 is stage r (input from r-1, output to r+1), chunk 1 is stage
+  // 2p-1-r (input from r+1, output to r-1); the first rank's chunk 0 and chunk 1 are the
+  // pipeline's first and last stages, the last rank's chunk 0 feeds its own chunk 1.
+  bool has_f_input(int c) const { return c == 0 ? !first_ : !last_; }
+  bool has_f_output(int c) const { return c == 0 ? !last_ : !first_; }
+  void post(PipeWork w, std::array<int, 2>& counter, int c) {
+    out_.push_back(make(w, counter[idx(c)]++, c));
+    ++posted_;
+  }
+  void recv_forward(int c) {
+    if (has_f_input(c)) post(PipeWork::post_recv_forward, recv_f_, c);
+  }
+  void send_forward(int c) {
+    if (has_f_output(c)) post(PipeWork::post_send_forward, send_f_, c);
+  }
+  void recv_backward(int c) {  // the gradient of the forward's output
+    if (has_f_output(c)) post(PipeWork::post_recv_backward, recv_b_, c);
+  }
+  void send_backward(int c) {  // the gradient of the forward's input
+    if (has_f_input(c)) post(PipeWork::post_send_backward, send_b_, c);
+  }
+  void commit() {
+    if (posted_ == 0) return;
+    out_.push_back(make(PipeWork::commit, 0, 0));
+    posted_ = 0;
+  }
+
   void forward(int c) { out_.push_back(make(PipeWork::forward, next_f_[idx(c)]++, c)); }
   void backward(int c, bool zero_bubble) {
     const int mb = next_b_[idx(c)]++;
@@ -281,8 +356,11 @@ class DualPipeVBuilder {
   static std::size_t idx(int c) { return static_cast<std::size_t>(c); }
 
   int p_, m_, r_;
+  bool first_, last_;
   std::array<int, 2> next_f_{0, 0};
   std::array<int, 2> next_b_{0, 0};
+  std::array<int, 2> recv_f_{0, 0}, send_f_{0, 0}, recv_b_{0, 0}, send_b_{0, 0};
+  int posted_ = 0;  // transfers posted since the last commit
   std::deque<std::pair<int, int>> pending_;
   Order out_;
 };
@@ -305,6 +383,19 @@ Order rank_order(const PipelineShape& shape, int r) {
   }
   MESHSIM_CHECK(false, "unknown pipeline schedule");
   return {};
+}
+
+bool is_comm(PipeWork w) {
+  switch (w) {
+    case PipeWork::post_recv_forward:
+    case PipeWork::post_send_forward:
+    case PipeWork::post_recv_backward:
+    case PipeWork::post_send_backward:
+    case PipeWork::commit:
+      return true;
+    default:
+      return false;
+  }
 }
 
 bool is_v_shaped(PipelineSchedule s) {
@@ -457,6 +548,7 @@ int warmup_forwards(const PipelineShape& shape, int rank) {
   // min(p-r, m) for 1F1B (Megatron's num_warmup_microbatches is one less when m > p-r-1).
   int count = 0;
   for (const auto& a : rank_order(shape, rank)) {
+    if (is_comm(a.work)) continue;
     if (a.work != PipeWork::forward) break;
     ++count;
   }

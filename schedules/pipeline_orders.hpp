@@ -10,15 +10,23 @@
 
 namespace meshsim {
 
-enum class PipelineSchedule : std::uint8_t { gpipe, one_f_one_b, interleaved, zb_h1, zb_v, dualpipev };
-std::string_view to_string(PipelineSchedule s);  // "gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "dualpipev"
+enum class PipelineSchedule : std::uint8_t {
+  gpipe,
+  one_f_one_b,
+  interleaved,
+  zb_h1,
+  zb_v,
+  dualpipev
+};
+std::string_view to_string(
+    PipelineSchedule s);  // "gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "dualpipev"
 std::optional<PipelineSchedule> parse_pipeline_schedule(std::string_view s);
 
 enum class PipeWork : std::uint8_t {
-  forward,         // F of one (microbatch, chunk)
-  backward,        // B + W together (schedules that do not split the backward)
-  input_grad,      // B: the input gradient only; sends the gradient on
-  weight_grad,     // W: the weight gradient, deferred
+  forward,           // F of one (microbatch, chunk)
+  backward,          // B + W together (schedules that do not split the backward)
+  input_grad,        // B: the input gradient only; sends the gradient on
+  weight_grad,       // W: the weight gradient, deferred
   forward_backward,  // an overlapped pair: F of (microbatch, chunk) with the backward of
                      // (pair_microbatch, pair_chunk); pair_split says whether that backward is B
                      // only (its W comes later) or B + W

@@ -26,8 +26,8 @@ std::optional<Enum> parse_name(const std::array<std::string_view, N>& names, std
 struct Block {
   bool computed = false;
   MaskMode mask = MaskMode::none;
-  std::vector<TokenRange> q;  // query rows (also the rows merged)
-  std::vector<TokenRange> k;  // key positions
+  std::vector<TokenRange> q;   // query rows (also the rows merged)
+  std::vector<TokenRange> k;   // key positions
   bool kv_first_half = false;  // zigzag i <= r: only the first chunk of the received K/V is used
 };
 
@@ -113,8 +113,7 @@ class RingBuilder {
   // One hop of a ring: send `send` to r+1 and receive `recv` from r-1, as a batched p2p exchange
   // or as a permutation all-to-all.
   OpId rotation(int r, std::string name, Phase phase, int step, SlotId send, SlotId recv,
-                std::int64_t bytes, DType dtype, int tag, bool as_permute,
-                std::vector<OpId> deps) {
+                std::int64_t bytes, DType dtype, int tag, bool as_permute, std::vector<OpId> deps) {
     OpBody body;
     if (as_permute) {
       body = CollectiveCall{CollectiveKind::permute, group_, bytes, dtype, 1, send, recv};
@@ -162,7 +161,7 @@ class RingBuilder {
   // K/V rotation for one pass: fills kv_src[i] with the slot holding step i's K/V and appends to
   // waits_ whatever step i must wait for; returns nothing (ops are emitted at the right points).
   struct KvRing {
-    std::vector<SlotId> src;  // slot holding step i's K/V
+    std::vector<SlotId> src;   // slot holding step i's K/V
     std::vector<OpId> arrive;  // op after which step i's K/V is present (-1 for step 0)
   };
 
@@ -172,11 +171,11 @@ class RingBuilder {
     ring.arrive.assign(static_cast<std::size_t>(n_), -1);
     if (cfg_.rotate == KvRotation::allgather && n_ > 1) {
       const SlotId all = kv_slot(r, fmt::format("kv_all_{}", to_string(phase)), cfg_.dtype, n_);
-      const OpId ag = builder_.add(
-          r, comm_, phase == Phase::fwd ? "kv all-gather" : "kv all-gather (bwd)",
-          OpLabels{phase, -1, -1, 0, -1},
-          CollectiveCall{CollectiveKind::all_gather, group_, n_ * kv_bytes(), cfg_.dtype, 0, s.kv,
-                         all});
+      const OpId ag =
+          builder_.add(r, comm_, phase == Phase::fwd ? "kv all-gather" : "kv all-gather (bwd)",
+                       OpLabels{phase, -1, -1, 0, -1},
+                       CollectiveCall{CollectiveKind::all_gather, group_, n_ * kv_bytes(),
+                                      cfg_.dtype, 0, s.kv, all});
       for (int i = 1; i < n_; ++i) {
         ring.src[static_cast<std::size_t>(i)] = all;
         ring.arrive[static_cast<std::size_t>(i)] = ag;
@@ -192,7 +191,8 @@ class RingBuilder {
       waits_.push_back(ring.arrive[ui]);
     }
     if (cfg_.rotate == KvRotation::allgather || i + 1 >= n_) return;
-    const SlotId next = kv_slot(r, fmt::format("kv_{}_step{}", to_string(phase), i + 1), cfg_.dtype);
+    const SlotId next =
+        kv_slot(r, fmt::format("kv_{}_step{}", to_string(phase), i + 1), cfg_.dtype);
     const int tag = (phase == Phase::fwd ? 0 : n_) + i;
     ring.arrive[ui + 1] = rotation(
         r, fmt::format("kv {} step {}", cfg_.rotate == KvRotation::p2p ? "exchange" : "permute", i),
@@ -209,13 +209,14 @@ class RingBuilder {
       const Block b = block(r, i);
       if (!b.computed) continue;  // K/V still pass through
       const SlotId kv_in = ring.src[static_cast<std::size_t>(i)];
-      kernel(r, fmt::format("attn fwd step {}", i), Phase::fwd, i, KernelKind::attention_fwd,
-             cfg_.dtype, attention_shape(b), {s.q, kv_in},
-             first ? std::vector<SlotId>{s.out_acc, s.lse} : std::vector<SlotId>{s.blk_out, s.blk_lse},
-             take_waits());
+      kernel(
+          r, fmt::format("attn fwd step {}", i), Phase::fwd, i, KernelKind::attention_fwd,
+          cfg_.dtype, attention_shape(b), {s.q, kv_in},
+          first ? std::vector<SlotId>{s.out_acc, s.lse} : std::vector<SlotId>{s.blk_out, s.blk_lse},
+          take_waits());
       if (!first) {
-        AttentionShape merge{cfg_.batch, cfg_.heads, cfg_.kv_heads, cfg_.head_dim,
-                             MaskMode::none, b.q, {}};
+        AttentionShape merge{cfg_.batch, cfg_.heads, cfg_.kv_heads, cfg_.head_dim, MaskMode::none,
+                             b.q,        {}};
         kernel(r, fmt::format("lse merge step {}", i), Phase::fwd, i, KernelKind::lse_merge,
                DType::fp32, std::move(merge), {s.blk_out, s.blk_lse, s.out_acc, s.lse},
                {s.out_acc, s.lse}, {});
@@ -239,12 +240,10 @@ class RingBuilder {
       const Block b = block(r, i);
       OpId send_after = -1;
       if (b.computed) {
-        const OpId bwd = kernel(
-            r, fmt::format("attn bwd step {}", i), Phase::bwd, i, KernelKind::attention_bwd,
-            cfg_.dtype, attention_shape(b),
-            {s.q, ring.src[static_cast<std::size_t>(i)], s.out, s.dout, s.lse},
-            {s.blk_dq, i == 0 ? dkv_held : s.blk_dkv},
-            take_waits());
+        const OpId bwd = kernel(r, fmt::format("attn bwd step {}", i), Phase::bwd, i,
+                                KernelKind::attention_bwd, cfg_.dtype, attention_shape(b),
+                                {s.q, ring.src[static_cast<std::size_t>(i)], s.out, s.dout, s.lse},
+                                {s.blk_dq, i == 0 ? dkv_held : s.blk_dkv}, take_waits());
         kernel(r, fmt::format("dq accumulate step {}", i), Phase::bwd, i, KernelKind::accumulate,
                DType::fp32, VectorShape{cfg_.batch * rows(b.q) * cfg_.heads * cfg_.head_dim},
                {s.blk_dq, s.dq_acc}, {s.dq_acc}, {});
@@ -261,9 +260,10 @@ class RingBuilder {
       }
       if (n_ == 1) break;
       const SlotId next = kv_slot(r, fmt::format("dkv_step{}", i + 1), DType::fp32);
-      dkv_arrive = rotation(r, fmt::format("dkv {} step {}", permute ? "permute" : "exchange", i),
-                            Phase::bwd, i, dkv_held, next, dkv_bytes, DType::fp32, 2 * n_ + i,
-                            permute, send_after >= 0 ? std::vector<OpId>{send_after} : std::vector<OpId>{});
+      dkv_arrive =
+          rotation(r, fmt::format("dkv {} step {}", permute ? "permute" : "exchange", i),
+                   Phase::bwd, i, dkv_held, next, dkv_bytes, DType::fp32, 2 * n_ + i, permute,
+                   send_after >= 0 ? std::vector<OpId>{send_after} : std::vector<OpId>{});
       dkv_held = next;
     }
     if (dkv_arrive >= 0) waits_.push_back(dkv_arrive);
@@ -287,9 +287,15 @@ class RingBuilder {
 
 }  // namespace
 
-std::string_view to_string(RingVariant v) { return kVariantNames[static_cast<std::size_t>(v)]; }
-std::string_view to_string(KvRotation r) { return kRotationNames[static_cast<std::size_t>(r)]; }
-std::string_view to_string(AttentionPass p) { return kPassNames[static_cast<std::size_t>(p)]; }
+std::string_view to_string(RingVariant v) {
+  return kVariantNames[static_cast<std::size_t>(v)];
+}
+std::string_view to_string(KvRotation r) {
+  return kRotationNames[static_cast<std::size_t>(r)];
+}
+std::string_view to_string(AttentionPass p) {
+  return kPassNames[static_cast<std::size_t>(p)];
+}
 std::optional<RingVariant> parse_ring_variant(std::string_view s) {
   return parse_name<RingVariant>(kVariantNames, s);
 }
@@ -328,12 +334,13 @@ void check_config(const RingAttentionConfig& c) {
     throw InputError(fmt::format("--seq {} must be divisible by --cp {}", c.seq, c.cp));
   }
   if (c.heads % c.kv_heads != 0) {
-    throw InputError(fmt::format("--heads {} must be divisible by --kv-heads {}", c.heads,
-                                 c.kv_heads));
+    throw InputError(
+        fmt::format("--heads {} must be divisible by --kv-heads {}", c.heads, c.kv_heads));
   }
   constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
   if (c.batch * (c.seq / c.cp) > kMaxElements / c.heads / c.head_dim) {
-    throw InputError("--batch x --seq / --cp x --heads x --head-dim exceeds 2^40 elements per rank");
+    throw InputError(
+        "--batch x --seq / --cp x --heads x --head-dim exceeds 2^40 elements per rank");
   }
 }
 

@@ -17,11 +17,12 @@ class InvariantError : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
-[[noreturn]] void invariant_failed(const char* expr, const char* file, int line, const std::string& what);
+[[noreturn]] void invariant_failed(const char* expr, const char* file, int line,
+                                   const std::string& what);
 
 }  // namespace meshsim
 
-#define MESHSIM_CHECK(cond, what)                                             \
-  do {                                                                        \
+#define MESHSIM_CHECK(cond, what)                                              \
+  do {                                                                         \
     if (!(cond)) ::meshsim::invariant_failed(#cond, __FILE__, __LINE__, what); \
   } while (false)

@@ -30,7 +30,8 @@ class Mesh {
   // Coordinates of a rank, one per dimension in dims() order.
   std::vector<int> coords(int rank) const;
   int rank_of(const std::vector<int>& coords) const;
-  // The ranks that share every coordinate of `rank` except `dim`, ordered by their `dim` coordinate.
+  // The ranks that share every coordinate of `rank` except `dim`, ordered by their `dim`
+  // coordinate.
   std::vector<int> group_of(std::string_view dim, int rank) const;
   // Human label such as "cp=3" or "tp=1 cp=0"; dimensions of size 1 are left out.
   std::string describe_rank(int rank) const;

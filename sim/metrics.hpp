@@ -42,7 +42,6 @@ struct RunMetrics {
   std::int64_t bytes_network = 0;  // bytes sent across nodes
 };
 
-RunMetrics compute_metrics(const Program& program, const CommPlan& plan,
-                           const Timeline& timeline);
+RunMetrics compute_metrics(const Program& program, const CommPlan& plan, const Timeline& timeline);
 
 }  // namespace meshsim

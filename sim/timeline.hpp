@@ -18,7 +18,7 @@ struct OpTiming {
 
 // Why an op was dispatched when it was: the event that satisfied its last readiness condition.
 struct OpCause {
-  OpId op = -1;           // -1: ready at time 0
+  OpId op = -1;              // -1: ready at time 0
   bool by_dispatch = false;  // true: released by `op` being dispatched (single-queue launch order)
 };
 

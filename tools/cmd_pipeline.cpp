@@ -74,18 +74,17 @@ int run_pipeline_command(std::span<const std::string> argv, const CommandContext
   const std::string save_path = args.get("--save-program", "");
 
   Program program = build_pipeline(c);
-  if (!save_path.empty()) {
-    write_file_atomically(save_path, program_to_text(program), "--save-program");
-  }
+  OutputFiles files;
+  if (!save_path.empty()) files.stage(save_path, program_to_text(program), "--save-program");
   const SimulationResult result = run_simulation(std::move(program), out.hardware, out.provenance,
                                                  !out.trace_path.empty(), started);
   const std::vector<int> peaks = peak_inflight(c.shape);
   if (!diagram_path.empty()) {
-    write_file_atomically(diagram_path, schedule_svg(result.program, result.timeline), "--diagram");
+    files.stage(diagram_path, schedule_svg(result.program, result.timeline), "--diagram");
   }
-  if (!out.trace_path.empty() && result.trace) {
-    write_file_atomically(out.trace_path, *result.trace, "--trace");
-  }
+  if (!out.trace_path.empty() && result.trace)
+    files.stage(out.trace_path, *result.trace, "--trace");
+  files.commit();
   if (out.json) {
     ctx.out << pipeline_report_json(result, out.provenance, peaks).dump(2) << "\n";
     return 0;

@@ -35,7 +35,8 @@ int run_ring_attention_command(std::span<const std::string> argv, const CommandC
     ctx.out << args.help_text(
         "Simulate one ring-attention (context-parallel) forward and backward and report per-rank "
         "compute, communication, exposed communication and the critical path.",
-        "meshsim ring-attention --cp 8 --seq 131072 --variant zigzag --rotate p2p --trace ring.json");
+        "meshsim ring-attention --cp 8 --seq 131072 --variant zigzag --rotate p2p --trace "
+        "ring.json");
     return 0;
   }
   const auto started = std::chrono::steady_clock::now();
@@ -50,22 +51,24 @@ int run_ring_attention_command(std::span<const std::string> argv, const CommandC
   c.head_dim = args.get_int("--head-dim", d.head_dim, 1, 1 << 20);
   c.dtype = *parse_dtype(args.get_choice("--dtype", "bf16", {"bf16", "fp16", "fp32"}));
   c.variant = *parse_ring_variant(args.get_choice("--variant", "zigzag", {"ring", "zigzag"}));
-  c.rotate = *parse_kv_rotation(args.get_choice("--rotate", "p2p", {"p2p", "allgather", "alltoall"}));
+  c.rotate =
+      *parse_kv_rotation(args.get_choice("--rotate", "p2p", {"p2p", "allgather", "alltoall"}));
   if (args.has("--causal") && args.has("--no-causal")) {
     throw InputError("--causal and --no-causal contradict each other");
   }
   c.causal = !args.has("--no-causal");
   c.pass = *parse_attention_pass(args.get_choice("--pass", "fwd+bwd", {"fwd", "bwd", "fwd+bwd"}));
-  c.gpus_per_node = static_cast<int>(
-      args.get_int("--gpus-per-node", out.hardware.gpus_per_node, 1, 1024));
+  c.gpus_per_node =
+      static_cast<int>(args.get_int("--gpus-per-node", out.hardware.gpus_per_node, 1, 1024));
   c.single_queue = args.get_int("--max-connections", 1, 1, 32) == 1;
   const std::string save_path = args.get("--save-program", "");
 
   Program program = build_ring_attention(c);
-  if (!save_path.empty()) write_file_atomically(save_path, program_to_text(program), "--save-program");
-  const SimulationResult result =
-      run_simulation(std::move(program), out.hardware, out.provenance, !out.trace_path.empty(), started);
-  return emit_outputs(result, out, ctx);
+  OutputFiles files;
+  if (!save_path.empty()) files.stage(save_path, program_to_text(program), "--save-program");
+  const SimulationResult result = run_simulation(std::move(program), out.hardware, out.provenance,
+                                                 !out.trace_path.empty(), started);
+  return emit_outputs(result, out, ctx, files);
 }
 
 }  // namespace meshsim

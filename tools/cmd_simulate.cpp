@@ -1,4 +1,7 @@
 #include <chrono>
+#include <optional>
+
+#include <fmt/format.h>
 #include <ostream>
 
 #include "sim/error.hpp"
@@ -25,9 +28,15 @@ int run_simulate_command(std::span<const std::string> argv, const CommandContext
   OutputRequest out = read_output_request(args, ctx);
   Program program = load_program_file(path);
   const auto started = std::chrono::steady_clock::now();
-  const SimulationResult result =
-      run_simulation(std::move(program), out.hardware, out.provenance, !out.trace_path.empty(), started);
-  return emit_outputs(result, out, ctx);
+  std::optional<SimulationResult> result;
+  try {
+    result = run_simulation(std::move(program), out.hardware, out.provenance,
+                            !out.trace_path.empty(), started);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", path, e.what()));  // name the file at fault
+  }
+  OutputFiles files;
+  return emit_outputs(*result, out, ctx, files);
 }
 
 }  // namespace meshsim

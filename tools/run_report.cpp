@@ -5,7 +5,9 @@
 namespace meshsim {
 namespace {
 
-double ms(Nanos ns) { return static_cast<double>(ns) * 1e-6; }
+double ms(Nanos ns) {
+  return static_cast<double>(ns) * 1e-6;
+}
 
 }  // namespace
 
@@ -48,10 +50,10 @@ nlohmann::ordered_json report_json(const SimulationResult& r, const Provenance& 
 
 std::string report_text(const SimulationResult& r, const Provenance& p) {
   const auto& m = r.metrics;
-  std::string out = fmt::format("{}\nhardware {} ({} GPUs per node), {}\n\n", r.program.description,
-                                p.hardware_name, r.program.mesh.gpus_per_node(),
-                                r.program.single_queue ? "single hardware queue"
-                                                       : "several hardware queues");
+  std::string out =
+      fmt::format("{}\nhardware {} ({} GPUs per node), {}\n\n", r.program.description,
+                  p.hardware_name, r.program.mesh.gpus_per_node(),
+                  r.program.single_queue ? "single hardware queue" : "several hardware queues");
   out += fmt::format("{:>5}  {:<12} {:>14} {:>11} {:>9} {:>11} {:>9} {:>10} {:>6}\n", "rank",
                      "coords", "attn pairs", "compute ms", "comm ms", "exposed ms", "idle ms",
                      "sent MB", "sends");
@@ -64,19 +66,20 @@ std::string report_text(const SimulationResult& r, const Provenance& p) {
       i = n - kShown;
     }
     const auto& rm = m.ranks[i];
-    out += fmt::format("{:>5}  {:<12} {:>14} {:>11.3f} {:>9.3f} {:>11.3f} {:>9.3f} {:>10.1f} {:>6}\n",
-                       rm.rank, r.program.mesh.describe_rank(rm.rank), rm.attn_pairs,
-                       ms(rm.compute), ms(rm.comm), ms(rm.exposed_comm), ms(rm.idle),
-                       static_cast<double>(rm.bytes_sent) * 1e-6, rm.sends);
+    out += fmt::format(
+        "{:>5}  {:<12} {:>14} {:>11.3f} {:>9.3f} {:>11.3f} {:>9.3f} {:>10.1f} {:>6}\n", rm.rank,
+        r.program.mesh.describe_rank(rm.rank), rm.attn_pairs, ms(rm.compute), ms(rm.comm),
+        ms(rm.exposed_comm), ms(rm.idle), static_cast<double>(rm.bytes_sent) * 1e-6, rm.sends);
   }
-  out += fmt::format("\nstep time {:.3f} ms   ({} ops, {} engine events, built and simulated in "
-                     "{:.3f} s)\n",
-                     ms(m.makespan), r.program.ops.size(), r.timeline.events, r.wall_s);
+  out += fmt::format(
+      "\nstep time {:.3f} ms   ({} ops, {} engine events, built and simulated in "
+      "{:.3f} s)\n",
+      ms(m.makespan), r.program.ops.size(), r.timeline.events, r.wall_s);
   out += "critical path:";
   for (const auto& c : m.critical_path) {
-    const double share = m.makespan > 0 ? 100.0 * static_cast<double>(c.time) /
-                                              static_cast<double>(m.makespan)
-                                        : 0.0;
+    const double share = m.makespan > 0
+                             ? 100.0 * static_cast<double>(c.time) / static_cast<double>(m.makespan)
+                             : 0.0;
     out += fmt::format("  {} {:.1f}% ({:.3f} ms, {} ops)", c.category, share, ms(c.time), c.ops);
   }
   out += "\n";

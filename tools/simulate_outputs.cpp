@@ -29,10 +29,11 @@ OutputRequest read_output_request(const Args& args, const CommandContext& ctx) {
 }
 
 int emit_outputs(const SimulationResult& result, const OutputRequest& request,
-                 const CommandContext& ctx) {
+                 const CommandContext& ctx, OutputFiles& files) {
   if (!request.trace_path.empty() && result.trace) {
-    write_file_atomically(request.trace_path, *result.trace, "--trace");
+    files.stage(request.trace_path, *result.trace, "--trace");
   }
+  files.commit();
   if (request.json) {
     ctx.out << report_json(result, request.provenance).dump(2) << "\n";
   } else {

@@ -6,6 +6,7 @@
 #include "sim/hardware_profile.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
+#include "tools/output_file.hpp"
 #include "tools/simulation.hpp"
 
 namespace meshsim {
@@ -20,8 +21,9 @@ struct OutputRequest {
 };
 OutputRequest read_output_request(const Args& args, const CommandContext& ctx);
 
-// Writes the trace (atomically) and prints the report; returns the exit code.
+// Stages the trace, commits every staged output file together, prints the report; returns the
+// exit code.
 int emit_outputs(const SimulationResult& result, const OutputRequest& request,
-                 const CommandContext& ctx);
+                 const CommandContext& ctx, OutputFiles& files);
 
 }  // namespace meshsim

@@ -37,7 +37,8 @@ std::vector<std::int64_t> fwd_pairs_per_rank(const Program& p) {
   for (const auto& op : p.ops) {
     const auto* k = std::get_if<KernelCall>(&op.body);
     if (k != nullptr && k->kind == KernelKind::attention_fwd) {
-      pairs[static_cast<std::size_t>(op.rank)] += attention_pairs(std::get<AttentionShape>(k->shape));
+      pairs[static_cast<std::size_t>(op.rank)] +=
+          attention_pairs(std::get<AttentionShape>(k->shape));
     }
   }
   return pairs;
@@ -166,7 +167,7 @@ TEST_CASE("backward adds N dK/dV transfers in fp32 (twice the bf16 K/V bytes)") 
   const auto counts = comm_counts(build_ring_attention(cfg));
   const std::int64_t kv = kv_bytes_per_rank(cfg);
   for (const auto& c : counts) {
-    CHECK(c.sends == (n - 1) + n);             // K/V ring + dK/dV ring
+    CHECK(c.sends == (n - 1) + n);                // K/V ring + dK/dV ring
     CHECK(c.bytes == (n - 1) * kv + n * 2 * kv);  // fp32 accumulators: 2 x bf16 bytes
   }
   const auto both = comm_counts(build_ring_attention(
@@ -210,7 +211,8 @@ TEST_CASE("every variant, rotation and pass is deadlock-free with one or several
   for (int n : {1, 2, 3, 8}) {
     for (RingVariant v : {RingVariant::ring, RingVariant::zigzag}) {
       for (KvRotation rot : {KvRotation::p2p, KvRotation::allgather, KvRotation::alltoall}) {
-        for (AttentionPass pass : {AttentionPass::fwd, AttentionPass::bwd, AttentionPass::fwd_bwd}) {
+        for (AttentionPass pass :
+             {AttentionPass::fwd, AttentionPass::bwd, AttentionPass::fwd_bwd}) {
           for (bool single : {true, false}) {
             RingAttentionConfig c = small(n, 2 * n * 2, v, rot, pass);
             c.single_queue = single;

@@ -20,8 +20,9 @@ struct Ran {
 Ran run(Program p, Nanos compute_ns, Nanos transfer_ns, Nanos collective_ns = 0) {
   Ran r{std::move(p), {}, {}};
   r.plan = validate_program(r.program);
-  r.timeline = simulate(r.program, r.plan,
-                        uniform_durations(r.program, r.plan, compute_ns, transfer_ns, collective_ns));
+  r.timeline =
+      simulate(r.program, r.plan,
+               uniform_durations(r.program, r.plan, compute_ns, transfer_ns, collective_ns));
   return r;
 }
 

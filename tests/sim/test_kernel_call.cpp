@@ -49,14 +49,17 @@ TEST_CASE("attention_pairs equals brute force over overlapping ranges") {
 }
 
 TEST_CASE("FLOPs: attention 4d forward, 10d backward per pair, head and sample; GEMM 2mnk") {
-  KernelCall fwd{KernelKind::attention_fwd, DType::bf16,
-                 AttentionShape{2, 8, 2, 64, MaskMode::causal, {{0, 8}}, {{0, 8}}}, {}, {}};
+  KernelCall fwd{KernelKind::attention_fwd,
+                 DType::bf16,
+                 AttentionShape{2, 8, 2, 64, MaskMode::causal, {{0, 8}}, {{0, 8}}},
+                 {},
+                 {}};
   CHECK(kernel_flops(fwd) == doctest::Approx(4.0 * 64 * 36 * 2 * 8));  // 4d * pairs * b * Hq
   KernelCall bwd = fwd;
   bwd.kind = KernelKind::attention_bwd;
   CHECK(kernel_flops(bwd) == doctest::Approx(10.0 * 64 * 36 * 2 * 8));
-  KernelCall gemm{KernelKind::gemm, DType::bf16, GemmShape{128, 256, 512, false, false, false},
-                  {}, {}};
+  KernelCall gemm{
+      KernelKind::gemm, DType::bf16, GemmShape{128, 256, 512, false, false, false}, {}, {}};
   CHECK(kernel_flops(gemm) == doctest::Approx(2.0 * 128 * 256 * 512));
   // bytes: e * (mk + kn + mn) with e = 2
   CHECK(kernel_bytes(gemm) == doctest::Approx(2.0 * (128 * 512 + 512 * 256 + 128 * 256)));

@@ -55,8 +55,8 @@ TEST_CASE("help lists every flag and the example") {
   const Args a("ring-attention", kSpecs, argv);
   CHECK(a.help_requested());
   const std::string h = a.help_text("Simulate.", "meshsim ring-attention --cp 8");
-  for (const char* s : {"--cp N", "--variant V", "--json", "--help", "example:",
-                        "meshsim ring-attention --cp 8"}) {
+  for (const char* s :
+       {"--cp N", "--variant V", "--json", "--help", "example:", "meshsim ring-attention --cp 8"}) {
     CHECK(h.find(s) != std::string::npos);
   }
 }
