@@ -1,6 +1,7 @@
 #include "sim/engine.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <queue>
 
 #include <fmt/format.h>
@@ -11,7 +12,13 @@ namespace meshsim {
 namespace {
 
 enum class OpKind : std::uint8_t { compute, p2p, collective };
-enum class EventType : std::uint8_t { op_done, transfer_done, collective_done };
+enum class EventType : std::uint8_t {
+  op_done,
+  transfer_done,
+  collective_done,
+  transfer_flow_start,    // latency paid: the transfer's bytes enter the flow network
+  collective_flow_start,  // same for a collective instance
+};
 
 struct Event {
   Nanos time;
@@ -44,9 +51,16 @@ struct HotOp {
 // records an event touches sit close together; the Timeline is indexed by Program op id.
 class Run {
  public:
-  Run(const Program& p, const CommPlan& plan, const Durations& d, const EngineSignals& s)
-      : program_(p), plan_(plan), durations_(d), signals_(s) {
+  Run(const Program& p, const CommPlan& plan, const Durations& d, const EngineSignals& s,
+      const FlowPlan* flows)
+      : program_(p), plan_(plan), durations_(d), signals_(s), flows_(flows) {
     build();
+    if (flows_ != nullptr) {
+      MESHSIM_CHECK(flows_->transfers.size() == plan_.transfers.size() &&
+                        flows_->collectives.size() == plan_.collectives.size(),
+                    "flow plan does not match the comm plan");
+      network_.emplace(flows_->port_capacity);
+    }
   }
 
   Timeline execute() {
@@ -56,9 +70,28 @@ class Run {
     }
     drain_ready(0);
     release_parked(0);
-    while (!heap_.empty()) {
-      const Nanos t = heap_.top().time;
-      while (!heap_.empty() && heap_.top().time == t) {
+    std::vector<std::int32_t> finished;
+    while (true) {
+      const Nanos t = std::min(heap_.empty() ? FlowNetwork::kNever : heap_.top().time,
+                               network_ ? network_->next_completion() : FlowNetwork::kNever);
+      if (t == FlowNetwork::kNever) break;
+      // Everything that happens at t: flows finishing, then events, until neither has more.
+      while (true) {
+        if (network_ && network_->next_completion() == t) {
+          finished.clear();
+          network_->finish_due(t, finished);
+          for (std::int32_t tag : finished) {
+            ++timeline_.events;
+            if (tag % 2 == 0) {
+              finish_transfer(tag / 2, t);
+            } else {
+              finish_collective(tag / 2, t);
+            }
+            drain_ready(t);
+          }
+          continue;
+        }
+        if (heap_.empty() || heap_.top().time != t) break;
         const Event e = heap_.top();
         heap_.pop();
         ++timeline_.events;
@@ -67,6 +100,7 @@ class Run {
       }
       release_parked(t);
     }
+    if (network_) timeline_.ports = network_->stats();
     for (std::size_t id = 0; id < n_; ++id) {
       MESHSIM_CHECK(timeline_.ops[id].end >= 0,
                     fmt::format("engine stalled before {} completed",
@@ -260,7 +294,11 @@ class Run {
           if (++xfer_ready_[ti] == 2) {
             timeline_.transfers[ti].start = t;
             timeline_.transfers[ti].started_by = id;
-            push(t + durations_.transfers[ti], tr, EventType::transfer_done);
+            if (flows_ != nullptr) {
+              push(t + flows_->transfers[ti].latency, tr, EventType::transfer_flow_start);
+            } else {
+              push(t + durations_.transfers[ti], tr, EventType::transfer_done);
+            }
           }
         }
         break;
@@ -272,7 +310,11 @@ class Run {
             static_cast<std::int32_t>(plan_.collectives[ci].members.size())) {
           timeline_.collectives[ci].start = t;
           timeline_.collectives[ci].started_by = id;
-          push(t + durations_.collectives[ci], c, EventType::collective_done);
+          if (flows_ != nullptr) {
+            push(t + flows_->collectives[ci].latency, c, EventType::collective_flow_start);
+          } else {
+            push(t + durations_.collectives[ci], c, EventType::collective_done);
+          }
         }
         break;
       }
@@ -303,6 +345,31 @@ class Run {
     complete(op, t);
   }
 
+  void finish_transfer(std::int32_t tr, Nanos t) {
+    const auto ti = static_cast<std::size_t>(tr);
+    auto& w = timeline_.transfers[ti];
+    w.end = t;
+    const auto& transfer = plan_.transfers[ti];
+    for (OpId side : {transfer.send_op, transfer.recv_op}) {
+      const std::int32_t i = internal_[static_cast<std::size_t>(side)];
+      auto& ot = timeline_.ops[static_cast<std::size_t>(side)];
+      if (ot.comm_start < 0 || w.start < ot.comm_start) ot.comm_start = w.start;
+      if (--ops_[static_cast<std::size_t>(i)].xfers_left == 0) {
+        complete_comm(i, t, ot.comm_start, tr);
+      }
+    }
+    if (signals_.on_transfer_complete) signals_.on_transfer_complete(tr, w);
+  }
+
+  void finish_collective(std::int32_t c, Nanos t) {
+    const auto ci = static_cast<std::size_t>(c);
+    auto& w = timeline_.collectives[ci];
+    w.end = t;
+    for (OpId m : plan_.collectives[ci].members) {
+      complete_comm(internal_[static_cast<std::size_t>(m)], t, w.start, c);
+    }
+  }
+
   void handle(const Event& e) {
     switch (e.type) {
       case EventType::op_done:
@@ -312,31 +379,18 @@ class Run {
           complete(e.id, e.time);
         }
         break;
-      case EventType::transfer_done: {
-        const auto ti = static_cast<std::size_t>(e.id);
-        auto& w = timeline_.transfers[ti];
-        w.end = e.time;
-        const auto& tr = plan_.transfers[ti];
-        for (OpId side : {tr.send_op, tr.recv_op}) {
-          const std::int32_t i = internal_[static_cast<std::size_t>(side)];
-          auto& ot = timeline_.ops[static_cast<std::size_t>(side)];
-          if (ot.comm_start < 0 || w.start < ot.comm_start) ot.comm_start = w.start;
-          if (--ops_[static_cast<std::size_t>(i)].xfers_left == 0) {
-            complete_comm(i, e.time, ot.comm_start, e.id);
-          }
-        }
-        if (signals_.on_transfer_complete) signals_.on_transfer_complete(e.id, w);
+      case EventType::transfer_done:
+        finish_transfer(e.id, e.time);
         break;
-      }
-      case EventType::collective_done: {
-        const auto ci = static_cast<std::size_t>(e.id);
-        auto& w = timeline_.collectives[ci];
-        w.end = e.time;
-        for (OpId m : plan_.collectives[ci].members) {
-          complete_comm(internal_[static_cast<std::size_t>(m)], e.time, w.start, e.id);
-        }
+      case EventType::collective_done:
+        finish_collective(e.id, e.time);
         break;
-      }
+      case EventType::transfer_flow_start:
+        network_->start(2 * e.id, flows_->transfers[static_cast<std::size_t>(e.id)], e.time);
+        break;
+      case EventType::collective_flow_start:
+        network_->start(2 * e.id + 1, flows_->collectives[static_cast<std::size_t>(e.id)], e.time);
+        break;
     }
   }
 
@@ -344,6 +398,8 @@ class Run {
   const CommPlan& plan_;
   const Durations& durations_;
   const EngineSignals& signals_;
+  const FlowPlan* flows_;
+  std::optional<FlowNetwork> network_;
   std::size_t n_ = 0;
   bool single_queue_ = true;
 
@@ -369,8 +425,8 @@ class Run {
 }  // namespace
 
 Timeline simulate(const Program& program, const CommPlan& plan, const Durations& durations,
-                  const EngineSignals& signals) {
-  return Run(program, plan, durations, signals).execute();
+                  const EngineSignals& signals, const FlowPlan* flows) {
+  return Run(program, plan, durations, signals, flows).execute();
 }
 
 }  // namespace meshsim

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/comm_plan.hpp"
+#include "sim/flow_plan.hpp"
 #include "sim/program.hpp"
 #include "sim/time.hpp"
 #include "sim/timeline.hpp"
@@ -27,7 +28,9 @@ struct EngineSignals {
   std::function<void(std::int32_t, const WindowTiming&)> on_transfer_complete;
 };
 
+// With `flows`, transfers and collectives move their bytes through the flow-level network
+// (sharing ports max-min fairly) after their latency; their entries in `durations` are ignored.
 Timeline simulate(const Program& program, const CommPlan& plan, const Durations& durations,
-                  const EngineSignals& signals = {});
+                  const EngineSignals& signals = {}, const FlowPlan* flows = nullptr);
 
 }  // namespace meshsim

@@ -33,6 +33,10 @@ double ring_bus_bw(const NetworkProfile& net, CollectiveKind kind, const GroupPl
 
 }  // namespace
 
+double comm_latency(const NetworkProfile& net, LinkClass link, int steps) {
+  return latency(net, link, steps);
+}
+
 std::string_view to_string(LinkClass c) {
   return c == LinkClass::network ? "network" : "nvlink";
 }

@@ -37,6 +37,9 @@ CommCost p2p_cost(const NetworkProfile& net, bool same_node, std::int64_t bytes)
 CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
                          const GroupPlacement& placement, std::int64_t bytes);
 
+// latency = base + steps x per-step latency of the link class the steps cross (seconds).
+double comm_latency(const NetworkProfile& net, LinkClass link, int steps);
+
 // nccl-tests: busbw = algbw x factor; algbw = bytes / time.
 double busbw_factor(CollectiveKind kind, int ranks);
 // Bytes one member puts on the wire for one collective (ring algorithms; all-to-all pairwise).

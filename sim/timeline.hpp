@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/flow_network.hpp"
 #include "sim/program.hpp"
 #include "sim/time.hpp"
 
@@ -36,7 +37,8 @@ struct Timeline {
   // comm ops: the transfer (p2p) or collective instance whose completion completed the op
   std::vector<std::int32_t> completed_by;
   Nanos makespan = 0;
-  std::uint64_t events = 0;  // engine events processed
+  std::uint64_t events = 0;      // engine events processed
+  std::vector<PortStats> ports;  // flow-level network runs: bytes and busy time per port
 };
 
 }  // namespace meshsim

@@ -1,0 +1,78 @@
+#pragma once
+// The flow-level network (design §3): transfers are flows over ports (each GPU's NVLink port and
+// NIC, per direction; optionally node uplinks); active flows share every port max-min fairly,
+// and rates are recomputed only when a flow starts or ends.
+//
+// A flow here is a *gang*: a set of identical unit flows that start and end together, as the
+// hop-flows of one collective do. `usage` says how many unit flows (possibly fractional) load each
+// port; the gang moves `work` bytes per unit flow at one rate r, loading port p with usage_p * r.
+// A p2p transfer is a gang of one unit flow.
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "sim/time.hpp"
+
+namespace meshsim {
+
+using PortId = std::int32_t;
+
+struct PortLoad {
+  PortId port = 0;
+  double units = 0;  // unit flows of the gang crossing this port
+};
+
+struct GangFlow {
+  std::vector<PortLoad> usage;
+  double work = 0;    // bytes per unit flow
+  Nanos latency = 0;  // paid before the bytes move (not modeled as port load)
+};
+
+struct PortStats {
+  double bytes = 0;  // bytes carried
+  Nanos busy = 0;    // time with at least one active flow
+};
+
+class FlowNetwork {
+ public:
+  static constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
+
+  // Capacities in bytes per second.
+  explicit FlowNetwork(std::vector<double> port_capacity);
+
+  // Starts a gang at `now` (its latency already paid). `tag` comes back on completion.
+  void start(std::int32_t tag, const GangFlow& gang, Nanos now);
+  // Earliest completion among active gangs, kNever when none is active.
+  Nanos next_completion() const { return next_completion_; }
+  // Advances to `now` (<= next_completion()) and appends the tags of gangs finishing then.
+  void finish_due(Nanos now, std::vector<std::int32_t>& done);
+
+  std::size_t active() const { return active_.size(); }
+  const std::vector<PortStats>& stats() const { return stats_; }
+  std::uint64_t recomputations() const { return recomputations_; }
+
+ private:
+  struct Active {
+    std::int32_t tag;
+    const GangFlow* gang;
+    double remaining;  // bytes per unit flow still to move
+    double rate = 0;   // bytes per ns per unit flow
+    Nanos done_at = kNever;
+  };
+
+  void advance(Nanos now);
+  void recompute_rates(Nanos now);
+
+  std::vector<double> capacity_;  // bytes per ns
+  std::vector<Active> active_;
+  std::vector<PortStats> stats_;
+  Nanos now_ = 0;
+  Nanos next_completion_ = kNever;
+  std::uint64_t recomputations_ = 0;
+  // scratch for recompute_rates
+  std::vector<double> residual_, demand_;
+  std::vector<std::vector<std::pair<std::int32_t, double>>> users_;
+  std::vector<PortId> touched_;
+};
+
+}  // namespace meshsim

@@ -1,0 +1,75 @@
+#pragma once
+// Maps a Program's communication onto the flow-level network: the ports of the topology (nodes x
+// GPUs per node; each GPU's NVLink port into the node's switch and a NIC per rail into a fat tree,
+// optionally oversubscribed at the node uplinks) and, per matched transfer and collective
+// instance, the gang flow it becomes.
+//
+// Collectives decompose into their algorithm's steps. Ring all-reduce (2(n-1) steps), all-gather
+// and reduce-scatter (n-1 steps) run over the group ordered by (node, GPU), as NCCL builds rings,
+// with one ring channel per NIC rail across nodes (min(g, NICs per node) channels for g group
+// GPUs per node, one inside a node). Every step of a ring moves the same bytes over the same hops,
+// so a ring collective is one gang whose unit flow is one hop of one channel carrying
+// steps x M/(n x channels) bytes, with the latency of all its steps paid first; contention on
+// any port it crosses slows the whole collective, and bytes are conserved per port. All-to-all
+// is pairwise (every ordered pair a unit flow of M/n bytes); a permutation sends each rank's
+// buffer to one peer; broadcast is a pipelined chain; intra-node all-reduce uses NVLS where the
+// profile has it. Uncontended, each gang takes exactly the analytical model's time.
+#include <string>
+#include <vector>
+
+#include "sim/comm_plan.hpp"
+#include "sim/flow_network.hpp"
+#include "sim/hardware_profile.hpp"
+#include "sim/program.hpp"
+
+namespace meshsim {
+
+struct FlowOptions {
+  double oversubscription = 1.0;  // > 1: node uplinks carry NICs x NIC bandwidth / this factor
+};
+
+struct FlowPlan {
+  std::vector<double> port_capacity;  // bytes per second
+  std::vector<std::string> port_names;
+  std::vector<GangFlow> transfers;    // per CommPlan::transfers
+  std::vector<GangFlow> collectives;  // per CommPlan::collectives
+};
+
+class Topology {
+ public:
+  Topology(const Mesh& mesh, const NetworkProfile& net, const FlowOptions& options);
+
+  std::size_t port_count() const { return capacity_.size(); }
+  const std::vector<double>& capacity() const { return capacity_; }
+  const std::vector<std::string>& names() const { return names_; }
+  // Ports a unit flow from GPU src to GPU dst crosses.
+  // A GPU to itself: its own NVLink out and in ports.
+  void path(int src, int dst, double units, std::vector<PortLoad>& out) const;
+  // Across nodes through the given rail's NICs (a ring channel's crossing).
+  void rail_path(int src, int dst, int rail, double units, std::vector<PortLoad>& out) const;
+  int node_of(int rank) const { return rank / gpus_per_node_; }
+  int rail_of(int rank) const { return (rank % gpus_per_node_) % nics_; }
+
+ private:
+  PortId add(std::string name, double capacity);
+
+  int gpus_per_node_;
+  int nics_;
+  bool spine_;
+  std::vector<PortId> nvl_out_, nvl_in_;
+  std::vector<PortId> nic_out_, nic_in_;  // node * nics + rail
+  std::vector<PortId> up_, down_;         // per node, when oversubscribed
+  std::vector<double> capacity_;
+  std::vector<std::string> names_;
+};
+
+// The gang of one collective over `ranks` (in group order) of `bytes` (CollectiveCall meaning).
+GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, CollectiveKind kind,
+                         const std::vector<int>& ranks, std::int64_t bytes, int shift);
+GangFlow p2p_gang(const Topology& topo, const NetworkProfile& net, int src, int dst,
+                  std::int64_t bytes);
+
+FlowPlan plan_flows(const Program& program, const CommPlan& plan, const NetworkProfile& net,
+                    const FlowOptions& options);
+
+}  // namespace meshsim
