@@ -31,7 +31,7 @@ int run_simulate_command(std::span<const std::string> argv, const CommandContext
   std::optional<SimulationResult> result;
   try {
     result = run_simulation(std::move(program), out.hardware, out.provenance,
-                            !out.trace_path.empty(), started);
+                            !out.trace_path.empty(), started, out.network);
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: {}", path, e.what()));  // name the file at fault
   }

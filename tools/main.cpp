@@ -23,6 +23,10 @@ constexpr SubCommand kCommands[] = {
      meshsim::run_ring_attention_command},
     {"pipeline", "simulate a pipeline-parallel schedule (gpipe, 1f1b, interleaved, zb-h1, ...)",
      meshsim::run_pipeline_command},
+    {"tp-linear", "simulate a tensor-parallel (column or row) linear layer, forward and backward",
+     meshsim::run_tp_linear_command},
+    {"collective", "time a collective nccl-tests style (time, algbw, busbw; --sweep sizes)",
+     meshsim::run_collective_command},
     {"simulate", "simulate a saved schedule graph (Program JSON)", meshsim::run_simulate_command},
 };
 

@@ -1,5 +1,8 @@
 #include "tools/run_report.hpp"
 
+#include <algorithm>
+#include <map>
+
 #include <fmt/format.h>
 
 namespace meshsim {
@@ -10,6 +13,54 @@ double ms(Nanos ns) {
 }
 
 }  // namespace
+
+// Per link class (NVLink ports, NICs, node uplinks) and for the busiest ports: bytes carried,
+// busy time and utilization (bytes / (capacity x makespan)).
+nlohmann::ordered_json link_stats_json(const FlowPlan& flows, const Timeline& timeline) {
+  struct Sum {
+    double bytes = 0, capacity = 0;
+    Nanos busy = 0;
+    int ports = 0;
+  };
+  std::map<std::string, Sum> classes;
+  std::vector<std::size_t> order;
+  for (std::size_t p = 0; p < flows.port_names.size(); ++p) {
+    const std::string& name = flows.port_names[p];
+    const std::string cls = name.find("nvlink") != std::string::npos ? "nvlink"
+                            : name.find("nic") != std::string::npos  ? "nic"
+                                                                     : "uplink";
+    auto& s = classes[cls];
+    s.bytes += timeline.ports[p].bytes;
+    s.busy += timeline.ports[p].busy;
+    s.capacity += flows.port_capacity[p];
+    ++s.ports;
+    if (timeline.ports[p].bytes > 0) order.push_back(p);
+  }
+  const double span = std::max(ns_to_seconds(timeline.makespan), 1e-12);
+  nlohmann::ordered_json j;
+  auto by_class = nlohmann::ordered_json::object();
+  for (const auto& [cls, s] : classes) {
+    by_class[cls] = {{"ports", s.ports},
+                     {"bytes", s.bytes},
+                     {"busy_s", ns_to_seconds(s.busy)},
+                     {"utilization", s.bytes / (s.capacity * span)}};
+  }
+  j["by_class"] = by_class;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return timeline.ports[a].bytes > timeline.ports[b].bytes;
+  });
+  constexpr std::size_t kBusiest = 16;
+  auto ports = nlohmann::ordered_json::array();
+  for (std::size_t k = 0; k < order.size() && k < kBusiest; ++k) {
+    const std::size_t p = order[k];
+    ports.push_back({{"port", flows.port_names[p]},
+                     {"bytes", timeline.ports[p].bytes},
+                     {"busy_s", ns_to_seconds(timeline.ports[p].busy)},
+                     {"utilization", timeline.ports[p].bytes / (flows.port_capacity[p] * span)}});
+  }
+  j["busiest_ports"] = ports;
+  return j;
+}
 
 nlohmann::ordered_json report_json(const SimulationResult& r, const Provenance& p) {
   nlohmann::ordered_json j;
@@ -25,6 +76,8 @@ nlohmann::ordered_json report_json(const SimulationResult& r, const Provenance& 
   j["wall_s"] = r.wall_s;
   j["bytes_nvlink"] = r.metrics.bytes_nvlink;
   j["bytes_network"] = r.metrics.bytes_network;
+  j["network"] = r.flows ? "flow" : "analytical";
+  if (r.flows) j["links"] = link_stats_json(*r.flows, r.timeline);
   auto cp = nlohmann::ordered_json::array();
   for (const auto& c : r.metrics.critical_path) {
     cp.push_back({{"category", c.category}, {"time_s", ns_to_seconds(c.time)}, {"ops", c.ops}});

@@ -11,6 +11,7 @@ namespace meshsim {
 
 inline constexpr int kReportSchemaVersion = 1;
 
+nlohmann::ordered_json link_stats_json(const FlowPlan& flows, const Timeline& timeline);
 nlohmann::ordered_json report_json(const SimulationResult& result, const Provenance& provenance);
 std::string report_text(const SimulationResult& result, const Provenance& provenance);
 

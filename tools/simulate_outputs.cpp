@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/error.hpp"
 #include "tools/output_file.hpp"
 #include "tools/run_report.hpp"
 
@@ -14,6 +15,9 @@ std::vector<OptionSpec> simulate_output_options() {
       {"--hardware", "NAME|FILE",
        fmt::format("hardware profile: a built-in ({}) or a JSON file [h100-sxm]",
                    fmt::join(builtin_hardware_names(), ", "))},
+      {"--network", "analytical|flow",
+       "network model: alpha-beta per call, or flows sharing ports max-min fairly [analytical]"},
+      {"--oversubscription", "F", "flow model: node uplinks carry NICs x NIC bandwidth / F [1]"},
       {"--trace", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)"},
       {"--json", "", "print one JSON object instead of the table"},
   };
@@ -24,6 +28,15 @@ OutputRequest read_output_request(const Args& args, const CommandContext& ctx) {
   req.hardware = load_hardware(args.get("--hardware", "h100-sxm"));
   req.provenance = Provenance{ctx.command_line, req.hardware.name, hardware_hash(req.hardware)};
   req.trace_path = args.get("--trace", "");
+  req.network.flow = args.get_choice("--network", "analytical", {"analytical", "flow"}) == "flow";
+  req.network.options.oversubscription = args.get_number("--oversubscription", 1.0, 1e6);
+  if (req.network.options.oversubscription < 1.0) {
+    throw InputError(fmt::format("--oversubscription expects a factor >= 1, got {}",
+                                 req.network.options.oversubscription));
+  }
+  if (args.has("--oversubscription") && !req.network.flow) {
+    throw InputError("--oversubscription needs --network flow");
+  }
   req.json = args.has("--json");
   return req;
 }

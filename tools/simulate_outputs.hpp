@@ -17,6 +17,7 @@ struct OutputRequest {
   HardwareProfile hardware;
   Provenance provenance;
   std::string trace_path;  // empty: no trace
+  NetworkChoice network;
   bool json = false;
 };
 OutputRequest read_output_request(const Args& args, const CommandContext& ctx);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/comm_plan.hpp"
+#include "sim/flow_plan.hpp"
 #include "sim/hardware_profile.hpp"
 #include "sim/metrics.hpp"
 #include "sim/program.hpp"
@@ -19,17 +20,25 @@ struct Provenance {
   std::string hardware_hash;
 };
 
+// Which network model costs the communication.
+struct NetworkChoice {
+  bool flow = false;  // false: analytical alpha-beta; true: flow-level with contention
+  FlowOptions options;
+};
+
 struct SimulationResult {
   Program program;
   CommPlan plan;
   Timeline timeline;
   RunMetrics metrics;
   std::optional<std::string> trace;  // Chrome trace text, when asked for
+  std::optional<FlowPlan> flows;     // the flow-level network's ports and gangs, when used
   double wall_s = 0;                 // building + simulating, not parsing or printing
 };
 
 SimulationResult run_simulation(Program program, const HardwareProfile& hw,
                                 const Provenance& provenance, bool want_trace,
-                                std::chrono::steady_clock::time_point started);
+                                std::chrono::steady_clock::time_point started,
+                                const NetworkChoice& network = {});
 
 }  // namespace meshsim

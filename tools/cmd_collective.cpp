@@ -1,0 +1,223 @@
+// meshsim collective: nccl-tests for the simulator. K identical collectives (or ring send/recv
+// exchanges) over N ranks, timed with the analytical or the flow-level network, reported as time,
+// algorithm bandwidth and bus bandwidth with the nccl-tests definitions.
+#include <charconv>
+#include <chrono>
+#include <optional>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/error.hpp"
+#include "sim/network_analytical.hpp"
+#include "tools/commands.hpp"
+#include "tools/output_file.hpp"
+#include "tools/simulate_outputs.hpp"
+
+namespace meshsim {
+namespace {
+
+struct CollectiveRun {
+  std::string op;  // allreduce, allgather, reducescatter, alltoall, sendrecv
+  int ranks = 8;
+  int gpus_per_node = 8;
+  int concurrent = 1;
+};
+
+std::optional<CollectiveKind> kind_of(const std::string& op) {
+  if (op == "allreduce") return CollectiveKind::all_reduce;
+  if (op == "allgather") return CollectiveKind::all_gather;
+  if (op == "reducescatter") return CollectiveKind::reduce_scatter;
+  if (op == "alltoall") return CollectiveKind::all_to_all;
+  return std::nullopt;  // sendrecv
+}
+
+// "1048576", "64K", "128M", "1G" (binary multiples, as nccl-tests reads -b/-e).
+std::int64_t parse_size(const std::string& text, std::string_view flag) {
+  std::int64_t scale = 1;
+  std::string digits = text;
+  if (!digits.empty()) {
+    switch (digits.back()) {
+      case 'K':
+      case 'k':
+        scale = std::int64_t{1} << 10;
+        break;
+      case 'M':
+      case 'm':
+        scale = std::int64_t{1} << 20;
+        break;
+      case 'G':
+      case 'g':
+        scale = std::int64_t{1} << 30;
+        break;
+      default:
+        break;
+    }
+    if (scale > 1) digits.pop_back();
+  }
+  std::int64_t v = 0;
+  const char* end = digits.data() + digits.size();
+  const auto [ptr, ec] = std::from_chars(digits.data(), end, v);
+  constexpr std::int64_t kMax = std::int64_t{1} << 44;
+  if (digits.empty() || ec != std::errc() || ptr != end || v < 0 || v > kMax / scale) {
+    throw InputError(
+        fmt::format("{} expects a size in bytes such as 1048576, 64K, 128M or 1G "
+                    "(at most 16T), got '{}'",
+                    flag, text));
+  }
+  return v * scale;
+}
+
+Program build_collective_program(const CollectiveRun& run, std::int64_t bytes) {
+  ProgramBuilder b(Mesh({{"dp", run.ranks}}, run.gpus_per_node), true,
+                   fmt::format("{} of {} bytes over {} ranks, {} at once", run.op, bytes, run.ranks,
+                               run.concurrent));
+  std::vector<int> all(static_cast<std::size_t>(run.ranks));
+  for (int r = 0; r < run.ranks; ++r) all[static_cast<std::size_t>(r)] = r;
+  const auto kind = kind_of(run.op);
+  for (int k = 0; k < run.concurrent; ++k) {
+    // Separate communicators: separate groups and streams, sharing every port they cross.
+    const StreamId s = b.stream(fmt::format("comm{}", k));
+    const GroupId g = b.group(fmt::format("comm{}", k), all);
+    for (int r = 0; r < run.ranks; ++r) {
+      if (kind) {
+        b.add(r, s, run.op, {}, CollectiveCall{*kind, g, bytes, DType::bf16, 0, -1, -1});
+      } else {
+        b.add(r, s, run.op, {},
+              P2PCall{{Transfer{(r + 1) % run.ranks, bytes, k, -1}},
+                      {Transfer{(r - 1 + run.ranks) % run.ranks, bytes, k, -1}}});
+      }
+    }
+  }
+  return std::move(b).finish();
+}
+
+struct Row {
+  std::int64_t bytes = 0;
+  double time_s = 0, algbw = 0, busbw = 0;
+};
+
+}  // namespace
+
+int run_collective_command(std::span<const std::string> argv, const CommandContext& ctx) {
+  std::vector<OptionSpec> specs = {
+      {"--op", "allreduce|allgather|reducescatter|alltoall|sendrecv", "the operation [allreduce]"},
+      {"--ranks", "N", "ranks taking part [8]"},
+      {"--bytes", "SIZE",
+       "per-rank buffer (all-reduce, send/recv) or gathered total (all-gather, reduce-scatter, "
+       "all-to-all), as in nccl-tests; K/M/G suffixes [1G]"},
+      {"--sweep", "MIN:MAX", "sizes from MIN to MAX, doubling, as an nccl-tests table"},
+      {"--gpus-per-node", "G", "GPUs per node [the hardware profile's]"},
+      {"--algo", "ring", "algorithm [ring]"},
+      {"--concurrent", "K", "K identical operations at once on the same ranks [1]"},
+  };
+  for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
+  const Args args("collective", specs, argv);
+  if (args.help_requested()) {
+    ctx.out << args.help_text(
+        "Time one collective the way nccl-tests measures it: time, algorithm bandwidth "
+        "(bytes / time) and bus bandwidth (algbw x 2(n-1)/n for all-reduce, x (n-1)/n for "
+        "all-gather, reduce-scatter and all-to-all, x 1 for send/recv).",
+        "meshsim collective --op allreduce --ranks 16 --sweep 1M:1G --network flow");
+    return 0;
+  }
+  OutputRequest out = read_output_request(args, ctx);
+  CollectiveRun run;
+  run.op = args.get_choice("--op", "allreduce",
+                           {"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv"});
+  run.ranks = static_cast<int>(args.get_int("--ranks", 8, 1, 1 << 16));
+  run.gpus_per_node =
+      static_cast<int>(args.get_int("--gpus-per-node", out.hardware.gpus_per_node, 1, 1024));
+  run.concurrent = static_cast<int>(args.get_int("--concurrent", 1, 1, 1024));
+  args.get_choice("--algo", "ring", {"ring"});
+  if (run.op == "sendrecv" && run.ranks < 2) {
+    throw InputError("--op sendrecv needs --ranks of at least 2");
+  }
+  if (static_cast<std::int64_t>(run.ranks) * run.concurrent > (1 << 20)) {
+    throw InputError("--ranks x --concurrent exceeds 1048576 operations");
+  }
+  std::vector<std::int64_t> sizes;
+  if (args.has("--sweep")) {
+    if (args.has("--bytes")) throw InputError("--bytes and --sweep exclude each other");
+    const std::string sweep = args.get("--sweep", "");
+    const auto colon = sweep.find(':');
+    if (colon == std::string::npos) {
+      throw InputError(fmt::format("--sweep expects MIN:MAX such as 1M:1G, got '{}'", sweep));
+    }
+    const std::int64_t lo = parse_size(sweep.substr(0, colon), "--sweep");
+    const std::int64_t hi = parse_size(sweep.substr(colon + 1), "--sweep");
+    if (lo < 1 || hi < lo) {
+      throw InputError(fmt::format("--sweep expects 1 <= MIN <= MAX, got '{}'", sweep));
+    }
+    for (std::int64_t s = lo; s <= hi; s *= 2) sizes.push_back(s);
+  } else {
+    sizes.push_back(parse_size(args.get("--bytes", "1G"), "--bytes"));
+  }
+
+  const auto kind = kind_of(run.op);
+  const double factor = kind ? busbw_factor(*kind, run.ranks) : 1.0;  // send/recv: busbw = algbw
+  if (!out.trace_path.empty() && sizes.size() > 1) {
+    throw InputError("--trace needs one size (--bytes), not --sweep");
+  }
+  std::vector<Row> rows;
+  OutputFiles files;
+  for (std::int64_t bytes : sizes) {
+    const SimulationResult r =
+        run_simulation(build_collective_program(run, bytes), out.hardware, out.provenance,
+                       !out.trace_path.empty(), std::chrono::steady_clock::now(), out.network);
+    if (r.trace) files.stage(out.trace_path, *r.trace, "--trace");
+    Row row;
+    row.bytes = bytes;
+    row.time_s = ns_to_seconds(r.metrics.makespan);
+    row.algbw = row.time_s > 0 ? static_cast<double>(bytes) / row.time_s * 1e-9 : 0.0;
+    row.busbw = row.algbw * factor;
+    rows.push_back(row);
+  }
+
+  files.commit();
+  if (out.json) {
+    nlohmann::ordered_json j;
+    j["schema_version"] = 1;
+    j["meshsim_version"] = MESHSIM_VERSION;
+    j["command"] = ctx.command_line;
+    j["hardware"] = {{"name", out.provenance.hardware_name},
+                     {"hash", out.provenance.hardware_hash}};
+    j["op"] = run.op;
+    j["ranks"] = run.ranks;
+    j["gpus_per_node"] = run.gpus_per_node;
+    j["concurrent"] = run.concurrent;
+    j["network"] = out.network.flow ? "flow" : "analytical";
+    auto row_json = [](const Row& row) {
+      return nlohmann::ordered_json{{"bytes", row.bytes},
+                                    {"time_s", row.time_s},
+                                    {"algbw_GBps", row.algbw},
+                                    {"busbw_GBps", row.busbw}};
+    };
+    if (args.has("--sweep")) {
+      auto list = nlohmann::ordered_json::array();
+      for (const auto& row : rows) list.push_back(row_json(row));
+      j["rows"] = list;
+    } else {
+      const Row& row = rows.front();
+      j["bytes"] = row.bytes;
+      j["time_s"] = row.time_s;
+      j["algbw_GBps"] = row.algbw;
+      j["busbw_GBps"] = row.busbw;
+    }
+    ctx.out << j.dump(2) << "\n";
+    return 0;
+  }
+  ctx.out << fmt::format("# {} over {} ranks ({} per node), {} at once, {} network, {}\n", run.op,
+                         run.ranks, run.gpus_per_node, run.concurrent,
+                         out.network.flow ? "flow" : "analytical", out.provenance.hardware_name);
+  ctx.out << fmt::format("#{:>14} {:>12} {:>12} {:>12}\n", "size (B)", "time (us)", "algbw (GB/s)",
+                         "busbw (GB/s)");
+  for (const auto& row : rows) {
+    ctx.out << fmt::format(" {:>14} {:>12.2f} {:>12.2f} {:>12.2f}\n", row.bytes, row.time_s * 1e6,
+                           row.algbw, row.busbw);
+  }
+  return 0;
+}
+
+}  // namespace meshsim
