@@ -55,6 +55,7 @@ Durations estimate_durations(const Program& program, const CommPlan& plan,
     d.collectives.push_back(
         seconds_to_ns(collective_cost(hw.network, inst.kind, placement, inst.bytes).seconds));
   }
+  d.comm_interference = hw.comm_interference;
   return d;
 }
 

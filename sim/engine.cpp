@@ -1,6 +1,7 @@
 #include "sim/engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <queue>
 
@@ -197,6 +198,12 @@ class Run {
     xfer_ready_.assign(plan_.transfers.size(), 0);
     coll_arrived_.assign(plan_.collectives.size(), 0);
     running_compute_.assign(ranks, 0);
+    interference_ = durations_.comm_interference > 1.0;
+    if (interference_) {
+      comm_running_.assign(ranks, 0);
+      running_work_.resize(ranks);
+      expected_seq_.assign(n_, 0);
+    }
     parked_.resize(ranks);
     parked_cause_.assign(ranks, kNone);
 
@@ -282,9 +289,17 @@ class Run {
     switch (h.kind) {
       case OpKind::compute:
         ++running_compute_[static_cast<std::size_t>(h.rank)];
-        push(t + compute_ns_[static_cast<std::size_t>(op)], op, EventType::op_done);
+        if (interference_) {
+          auto& running = running_work_[static_cast<std::size_t>(h.rank)];
+          running.push_back(
+              RunningWork{op, static_cast<double>(compute_ns_[static_cast<std::size_t>(op)]), t});
+          schedule_work(running.back(), slowdown(h.rank));
+        } else {
+          push(t + compute_ns_[static_cast<std::size_t>(op)], op, EventType::op_done);
+        }
         break;
       case OpKind::p2p: {
+        if (interference_) comm_running_changed(h.rank, +1, t);
         const auto b = static_cast<std::size_t>(plan_.op_transfer_begin[uid]);
         const auto e = static_cast<std::size_t>(plan_.op_transfer_begin[uid + 1]);
         if (b == e) push(t, op, EventType::op_done);
@@ -304,6 +319,7 @@ class Run {
         break;
       }
       case OpKind::collective: {
+        if (interference_) comm_running_changed(h.rank, +1, t);
         const std::int32_t c = plan_.op_collective[uid];
         const auto ci = static_cast<std::size_t>(c);
         if (++coll_arrived_[ci] ==
@@ -321,6 +337,37 @@ class Run {
     }
   }
 
+  // Compute under interference: work left in full-speed ns, progressing 1/slowdown per ns.
+  struct RunningWork {
+    std::int32_t op;
+    double remaining;
+    Nanos since;
+  };
+
+  double slowdown(int rank) const {
+    return comm_running_[static_cast<std::size_t>(rank)] > 0 ? durations_.comm_interference : 1.0;
+  }
+
+  void schedule_work(const RunningWork& w, double slow) {
+    const auto end = w.since + static_cast<Nanos>(std::ceil(w.remaining * slow - 1e-9));
+    expected_seq_[static_cast<std::size_t>(w.op)] = seq_;
+    push(end, w.op, EventType::op_done);
+  }
+
+  // A comm kernel starts or ends on `rank`: running compute there changes speed.
+  void comm_running_changed(int rank, int delta, Nanos t) {
+    auto& count = comm_running_[static_cast<std::size_t>(rank)];
+    const double before = slowdown(rank);
+    count += delta;
+    const double after = slowdown(rank);
+    if (before == after) return;
+    for (auto& w : running_work_[static_cast<std::size_t>(rank)]) {
+      w.remaining = std::max(0.0, w.remaining - static_cast<double>(t - w.since) / before);
+      w.since = t;
+      schedule_work(w, after);
+    }
+  }
+
   void complete(std::int32_t op, Nanos t) {
     const HotOp& h = ops_[static_cast<std::size_t>(op)];
     const OpId id = id_of(op);
@@ -328,6 +375,13 @@ class Run {
     if (h.kind == OpKind::compute) {
       const auto r = static_cast<std::size_t>(h.rank);
       if (--running_compute_[r] == 0 && !parked_[r].empty()) parked_cause_[r] = op;
+      if (interference_) {
+        auto& running = running_work_[r];
+        running.erase(std::find_if(running.begin(), running.end(),
+                                   [op](const RunningWork& w) { return w.op == op; }));
+      }
+    } else if (interference_) {
+      comm_running_changed(h.rank, -1, t);
     }
     if (h.stream_next != kNone) satisfy(h.stream_next, op, false);
     for (std::int32_t k = h.dependents_begin; k < h.dependents_end; ++k) {
@@ -373,6 +427,10 @@ class Run {
   void handle(const Event& e) {
     switch (e.type) {
       case EventType::op_done:
+        if (interference_ && ops_[static_cast<std::size_t>(e.id)].kind == OpKind::compute &&
+            expected_seq_[static_cast<std::size_t>(e.id)] != e.seq) {
+          break;  // superseded: the op's speed changed after this completion was scheduled
+        }
         if (ops_[static_cast<std::size_t>(e.id)].kind == OpKind::p2p) {
           complete_comm(e.id, e.time, e.time, kNone);
         } else {
@@ -411,6 +469,10 @@ class Run {
   std::vector<std::uint8_t> xfer_ready_;
   std::vector<std::int32_t> coll_arrived_;
   std::vector<std::int32_t> running_compute_;
+  bool interference_ = false;
+  std::vector<std::int32_t> comm_running_;              // comm kernels dispatched, per rank
+  std::vector<std::vector<RunningWork>> running_work_;  // compute in progress, per rank
+  std::vector<std::uint64_t> expected_seq_;             // valid completion event per op
   std::vector<std::vector<std::int32_t>> parked_;
   std::vector<std::int32_t> parked_cause_;  // internal index of the compute that freed the rank
   std::vector<int> parked_ranks_;

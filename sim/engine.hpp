@@ -19,6 +19,9 @@ struct Durations {
   std::vector<Nanos> ops;
   std::vector<Nanos> transfers;
   std::vector<Nanos> collectives;
+  // While a comm kernel runs on a rank, its compute progresses this many times slower (NCCL
+  // kernels take SMs); 1 = no interference.
+  double comm_interference = 1.0;
 };
 
 // Signals a run emits; tracing and progress reporting subscribe here.

@@ -178,3 +178,25 @@ TEST_CASE("signals fire once per op, in completion order") {
   CHECK(seen == std::vector<OpId>{0, 1, 2});
   CHECK(transfers == 2);
 }
+
+TEST_CASE("interference: compute slows while a comm kernel runs on its rank") {
+  // Each rank: an exchange (500 ns of transfer) launched first, then a 1000 ns GEMM beside it.
+  // With factor 2 the GEMM does 250 ns of work during the exchange (0..500) and the remaining
+  // 750 after it: it ends at 500 + 750 = 1250. With factor 1 it ends at 1000.
+  ProgramBuilder b(Mesh({{"cp", 2}}, 8), true, "t");
+  const StreamId comp = b.stream("compute");
+  const StreamId comm = b.stream("comm");
+  for (int r = 0; r < 2; ++r) {
+    b.add(r, comm, "exchange", {}, exchange(1 - r, 1 - r, 8));
+    b.add(r, comp, "gemm", {}, vector_kernel());
+  }
+  const Program p = std::move(b).finish();
+  const CommPlan plan = validate_program(p);
+  Durations d = uniform_durations(p, plan, 1000, 500);
+  CHECK(simulate(p, plan, d).ops[1].end == 1000);
+  d.comm_interference = 2.0;
+  const Timeline t = simulate(p, plan, d);
+  CHECK(t.ops[1].end == 1250);
+  CHECK(t.ops[0].end == 500);  // the exchange itself is not slowed
+  CHECK(t.makespan == 1250);
+}
