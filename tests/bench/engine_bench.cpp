@@ -3,7 +3,9 @@
 //   BM_ValidateProgram/<cp>      matching + Boost.Graph deadlock check
 //   BM_EngineRingAttention/<cp>  simulate() alone on a prebuilt, validated, costed Program
 //   BM_EnginePipeline/<v>        simulate() of 1F1B (v = 1) or interleaved (v = 2), p 64, m 1024
-//   BM_BareHeap/<n>              a bare std::priority_queue: push n events, then pop them all
+//   BM_FlowEvents/<flows>        flow network: cost per flow start/finish with <flows> concurrent
+//   BM_FlowAllReduce4096         a 1 GiB ring all-reduce over 4,096 ranks (512 nodes x 8), flow
+//   model BM_BareHeap/<n>              a bare std::priority_queue: push n events, then pop them all
 //   BM_BareHeapHold/<n>/<depth>  the same n events through a heap held at <depth> entries, as an
 //                                event loop holds it: the floor for simulate() over n events
 // Every throughput benchmark reports the counter "ops_per_s" (ops simulated, or heap events, per
@@ -28,6 +30,8 @@
 #include "sim/comm_plan.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/engine.hpp"
+#include "sim/flow_network.hpp"
+#include "sim/flow_plan.hpp"
 #include "sim/hardware_profile.hpp"
 #include "sim/program.hpp"
 
@@ -125,6 +129,67 @@ void BM_EnginePipeline(benchmark::State& state) {
   set_rate(state, program.ops.size());
   state.counters["ops"] = static_cast<double>(program.ops.size());
   state.counters["events"] = static_cast<double>(events);
+}
+
+// <flows> p2p flows between random GPU pairs of 64 nodes x 8 (so they share NVLink ports and
+// rail NICs), of distinct sizes; all start at 0 and finish one by one. Reported per flow event
+// (one start or one finish, each recomputing the max-min rates).
+void BM_FlowEvents(benchmark::State& state) {
+  const auto flows = static_cast<std::size_t>(state.range(0));
+  const meshsim::HardwareProfile hw = meshsim::load_hardware("h100-sxm");
+  const meshsim::Mesh mesh({{"dp", 512}}, 8);
+  const meshsim::Topology topo(mesh, hw.network, {});
+  std::mt19937 rng(7);
+  std::vector<meshsim::GangFlow> gangs;
+  for (std::size_t i = 0; i < flows; ++i) {
+    const int src = static_cast<int>(rng() % 512);
+    int dst = static_cast<int>(rng() % 512);
+    if (dst == src) dst = (dst + 1) % 512;
+    gangs.push_back(meshsim::p2p_gang(topo, hw.network, src, dst,
+                                      std::int64_t{1 << 20} + static_cast<std::int64_t>(i) * 4096));
+  }
+  std::vector<std::int32_t> done;
+  for (auto _ : state) {
+    meshsim::FlowNetwork net(topo.capacity());
+    for (std::size_t i = 0; i < flows; ++i) net.start(static_cast<std::int32_t>(i), gangs[i], 0);
+    while (net.next_completion() != meshsim::FlowNetwork::kNever) {
+      done.clear();
+      net.finish_due(net.next_completion(), done);
+    }
+    benchmark::DoNotOptimize(net.recomputations());
+  }
+  const auto events = static_cast<std::int64_t>(2 * flows) * state.iterations();
+  state.SetItemsProcessed(events);
+  state.counters["flow_events_per_s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["us_per_flow_event"] =
+      benchmark::Counter(static_cast<double>(events) * 1e-6,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// The scale target: 1 GiB ring all-reduce, 4,096 ranks on 512 nodes x 8, flow model; planning
+// (topology, gangs) and simulation both timed.
+void BM_FlowAllReduce4096(benchmark::State& state) {
+  const meshsim::HardwareProfile hw = meshsim::load_hardware("h100-sxm");
+  meshsim::ProgramBuilder b(meshsim::Mesh({{"dp", 4096}}, 8), true, "all-reduce");
+  const meshsim::StreamId s = b.stream("comm");
+  std::vector<int> all(4096);
+  for (int r = 0; r < 4096; ++r) all[static_cast<std::size_t>(r)] = r;
+  const meshsim::GroupId g = b.group("dp", all);
+  for (int r = 0; r < 4096; ++r) {
+    b.add(r, s, "ar", {},
+          meshsim::CollectiveCall{meshsim::CollectiveKind::all_reduce, g, std::int64_t{1} << 30,
+                                  meshsim::DType::bf16, 0, -1, -1});
+  }
+  const Program program = std::move(b).finish();
+  const CommPlan plan = meshsim::validate_program(program);
+  const Durations durations = meshsim::estimate_durations(program, plan, hw);
+  meshsim::Nanos makespan = 0;
+  for (auto _ : state) {
+    const meshsim::FlowPlan flows = meshsim::plan_flows(program, plan, hw.network, {});
+    makespan = meshsim::simulate(program, plan, durations, {}, &flows).makespan;
+  }
+  state.counters["simulated_s"] = static_cast<double>(makespan) * 1e-9;
 }
 
 struct HeapEvent {
@@ -236,6 +301,15 @@ void register_benchmarks() {
   benchmark::RegisterBenchmark("BM_EnginePipeline", BM_EnginePipeline)
       ->Arg(1)
       ->Arg(2)
+      ->Unit(benchmark::kMillisecond);
+
+  benchmark::RegisterBenchmark("BM_FlowEvents", BM_FlowEvents)
+      ->Arg(10)
+      ->Arg(100)
+      ->Arg(1000)
+      ->Arg(10000)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_FlowAllReduce4096", BM_FlowAllReduce4096)
       ->Unit(benchmark::kMillisecond);
 
   // A small case (the smoke test's), then the event count of the cp=256 engine run. That count
