@@ -210,8 +210,9 @@ class PipelineBuilder {
   }
 
   static bool has_explicit_comm(const std::vector<PipeAction>& actions) {
-    return std::any_of(actions.begin(), actions.end(),
-                       [](const PipeAction& a) { return a.work == PipeWork::commit; });
+    return std::any_of(actions.begin(), actions.end(), [](const PipeAction& a) {
+      return a.work == PipeWork::commit || a.work == PipeWork::commit_async;
+    });
   }
 
   // A rank whose order places its own communication: post_* queue transfers, commit issues them
@@ -219,6 +220,7 @@ class PipelineBuilder {
   void emit_rank_explicit(int rank, const std::vector<PipeAction>& actions) {
     std::vector<Message> sends, recvs, in, out;
     std::vector<OpId> waits;
+    std::map<std::pair<int, int>, OpId> received_by;  // (peer, tag) -> exchange, async commits
     OpId last_compute = -1;
     int commits = 0;
     for (const PipeAction& a : actions) {
@@ -245,16 +247,32 @@ class PipelineBuilder {
         case PipeWork::post_send_backward:
           sends.insert(sends.end(), out.begin(), out.end());
           break;
-        case PipeWork::commit: {
+        case PipeWork::commit:
+        case PipeWork::commit_async: {
           std::vector<OpId> created;
-          exchange(rank, sends, recvs, last_compute, commits++, &created);
-          waits.insert(waits.end(), created.begin(), created.end());
+          const auto delivered = exchange(rank, sends, recvs, last_compute, commits++, &created);
+          if (a.work == PipeWork::commit) {
+            waits.insert(waits.end(), created.begin(), created.end());
+          } else {
+            for (std::size_t i = 0; i < recvs.size(); ++i) {
+              received_by[{recvs[i].peer, tag_of(recvs[i])}] = delivered[i];
+            }
+          }
           sends.clear();
           recvs.clear();
           break;
         }
         default:
           for (const auto& [work, id] : parts_of(a)) {
+            std::vector<Message> needs, makes;
+            messages(rank, work, id.first, id.second, needs, makes);
+            for (const Message& m : needs) {
+              const auto it = received_by.find({m.peer, tag_of(m)});
+              if (it != received_by.end() &&
+                  std::find(waits.begin(), waits.end(), it->second) == waits.end()) {
+                waits.push_back(it->second);
+              }
+            }
             last_compute = compute(rank, work, id.first, id.second, std::move(waits));
             waits.clear();
           }

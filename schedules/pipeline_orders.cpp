@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <utility>
 
@@ -22,8 +23,13 @@
 //   list has the same shape), the waiting W's taken first-in first-out as the zero-bubble code's
 //   WeightGradStore queue does, the rest drained at the end.
 // - zb-v: the handcrafted ZB-V order of PyTorch's torch.distributed.pipelining
-//   ScheduleZBVZeroBubble (same paper, section 6).
-// - dualpipev: the eight steps of DeepSeek's DualPipeV (dualpipe/dualpipev.py, DualPipeV.step).
+//   ScheduleZBVZeroBubble (same paper, section 6); its communication after the same package's
+//   runtime (_PipelineScheduleRuntime, _add_send_recv), see ZbVBuilder.
+// - dualpipev: the eight steps of DeepSeek's DualPipeV (dualpipe/dualpipev.py, DualPipeV.step),
+//   with its communication where that code queues and commits it (_recv_forward, _send_forward,
+//   _recv_backward, _send_backward, _commit_and_wait_comm).
+// The two V schedules carry their communication as post_* and commit items (pipeline_orders.hpp);
+// the others leave it to the builder's exchange at every step boundary.
 
 namespace meshsim {
 namespace {
@@ -48,6 +54,20 @@ PipeAction make_pair(int f_microbatch, int f_chunk, int b_microbatch, int b_chun
   a.pair_chunk = b_chunk;
   a.pair_split = false;  // DualPipeV overlaps a forward with a full (B + W) backward
   return a;
+}
+
+bool is_comm(PipeWork w) {
+  switch (w) {
+    case PipeWork::post_recv_forward:
+    case PipeWork::post_send_forward:
+    case PipeWork::post_recv_backward:
+    case PipeWork::post_send_backward:
+    case PipeWork::commit:
+    case PipeWork::commit_async:
+      return true;
+    default:
+      return false;
+  }
 }
 
 int group_size_of(const PipelineShape& shape) {
@@ -195,6 +215,115 @@ Order zb_v_order(int p, int m, int r) {
   return out;
 }
 
+// ZB-V with its communication, after PyTorch's pipelining runtime. Its lowering (_add_send_recv)
+// puts the send right after each compute action whose output goes to another rank, and the
+// matching receive into the receiver's list at the moment the sender produces the message, so
+// every rank pair posts its receives in the order the sender sends. The runtime issues each send
+// and receive as it meets it and waits for a receive only before the compute that uses it (sends
+// only at the end). A commit here waits before the next compute, so each transfer is committed
+// where both of its sides meet: the ranks take their next compute actions in synchronous rounds
+// (an action runs in the first round after its input arrived; a rank with nothing ready idles),
+// every message produced in a round is sent and received at the boundary that closes the round,
+// and each rank commits once per boundary (one batched exchange per peer, sends and receives
+// together). With F = B = W a round lasts one action on every rank, both sides of each transfer
+// reach its boundary at the same instant and no commit costs time; with other ratios a rank can
+// reach a boundary before its peer and wait there (the runtime would not).
+class ZbVBuilder {
+ public:
+  ZbVBuilder(int p, int m) : p_(p), m_(m) {
+    flags_.assign(static_cast<std::size_t>(2 * p) * static_cast<std::size_t>(m), 0);
+  }
+
+  std::vector<Order> build() && {
+    const auto ranks = static_cast<std::size_t>(p_);
+    std::vector<Order> compute(ranks), out(ranks);
+    std::size_t left = 0;
+    for (int r = 0; r < p_; ++r) {
+      compute[idx(r)] = zb_v_order(p_, m_, r);
+      left += compute[idx(r)].size();
+      out[idx(r)].reserve(3 * compute[idx(r)].size());
+    }
+    std::vector<std::size_t> next(ranks, 0);
+    std::vector<char> runs(ranks, 0);
+    std::vector<Order> recvs(ranks);
+    while (left > 0) {
+      for (int r = 0; r < p_; ++r) {  // decide on the state at the start of the round
+        const auto& order = compute[idx(r)];
+        runs[idx(r)] = next[idx(r)] < order.size() && ready(r, order[next[idx(r)]]) ? 1 : 0;
+      }
+      bool progress = false;
+      for (int r = 0; r < p_; ++r) {
+        if (runs[idx(r)] == 0) continue;
+        progress = true;
+        --left;
+        run(r, compute[idx(r)][next[idx(r)]++], out[idx(r)], recvs);
+      }
+      MESHSIM_CHECK(progress, "zb-v order: a round with nothing ready");
+      for (int r = 0; r < p_; ++r) {
+        Order& o = out[idx(r)];
+        o.insert(o.end(), recvs[idx(r)].begin(), recvs[idx(r)].end());
+        recvs[idx(r)].clear();
+        if (!o.empty() && is_comm(o.back().work)) {
+          o.push_back(make(PipeWork::commit_async, 0, 0));
+        }
+      }
+    }
+    return out;
+  }
+
+ private:
+  static constexpr std::uint8_t kForwardDone = 1, kBackwardDone = 2, kActivationIn = 4,
+                                kGradientIn = 8;
+
+  int stage(int r, int chunk) const { return chunk == 0 ? r : 2 * p_ - 1 - r; }
+  int owner(int s) const { return s < p_ ? s : 2 * p_ - 1 - s; }
+  int chunk_of(int s) const { return s < p_ ? 0 : 1; }
+  std::uint8_t& flag(int s, int mb) {
+    return flags_[static_cast<std::size_t>(s) * static_cast<std::size_t>(m_) + idx(mb)];
+  }
+  static std::size_t idx(int i) { return static_cast<std::size_t>(i); }
+
+  // Whether the action's input is there: the neighbouring stage done on this rank (the V's
+  // turn), or its message received in an earlier round.
+  bool ready(int r, const PipeAction& a) {
+    const int s = stage(r, a.chunk);
+    if (a.work == PipeWork::forward && s > 0) {
+      return owner(s - 1) == r ? (flag(s - 1, a.microbatch) & kForwardDone) != 0
+                               : (flag(s, a.microbatch) & kActivationIn) != 0;
+    }
+    if (a.work == PipeWork::input_grad && s + 1 < 2 * p_) {
+      return owner(s + 1) == r ? (flag(s + 1, a.microbatch) & kBackwardDone) != 0
+                               : (flag(s, a.microbatch) & kGradientIn) != 0;
+    }
+    return true;
+  }
+
+  void run(int r, const PipeAction& a, Order& o, std::vector<Order>& recvs) {
+    const int s = stage(r, a.chunk);
+    o.push_back(a);
+    if (a.work == PipeWork::forward) {
+      flag(s, a.microbatch) |= kForwardDone;
+      if (s + 1 < 2 * p_ && owner(s + 1) != r) {
+        o.push_back(make(PipeWork::post_send_forward, a.microbatch, a.chunk));
+        recvs[idx(owner(s + 1))].push_back(
+            make(PipeWork::post_recv_forward, a.microbatch, chunk_of(s + 1)));
+        flag(s + 1, a.microbatch) |= kActivationIn;
+      }
+    } else if (a.work == PipeWork::input_grad) {
+      flag(s, a.microbatch) |= kBackwardDone;
+      if (s > 0 && owner(s - 1) != r) {
+        o.push_back(make(PipeWork::post_send_backward, a.microbatch, a.chunk));
+        recvs[idx(owner(s - 1))].push_back(
+            make(PipeWork::post_recv_backward, a.microbatch, chunk_of(s - 1)));
+        flag(s - 1, a.microbatch) |= kGradientIn;
+      }
+    }
+  }
+
+  int p_, m_;
+  std::vector<std::uint8_t> flags_;  // per (global stage, microbatch)
+};
+
 // DualPipeV: DeepSeek's eight steps, with its communication. Per chunk, forwards and backwards
 // each take microbatches in order; a zero-bubble backward (input_grad) queues its W in a FIFO that
 // the W steps pop. dualpipev.py queues a receive before the compute that needs it and a send after
@@ -206,8 +335,7 @@ Order zb_v_order(int p, int m, int r) {
 // posted.
 class DualPipeVBuilder {
  public:
-  DualPipeVBuilder(int p, int m, int r)
-      : p_(p), m_(m), r_(r), first_(r == 0), last_(r == p - 1) {
+  DualPipeVBuilder(int p, int m, int r) : p_(p), m_(m), r_(r), first_(r == 0), last_(r == p - 1) {
     out_.reserve(static_cast<std::size_t>(14 * m));
   }
 
@@ -377,25 +505,12 @@ Order rank_order(const PipelineShape& shape, int r) {
     case PipelineSchedule::zb_h1:
       return zb_h1_order(p, m, r);
     case PipelineSchedule::zb_v:
-      return zb_v_order(p, m, r);
+      return ZbVBuilder(p, m).build()[static_cast<std::size_t>(r)];
     case PipelineSchedule::dualpipev:
       return DualPipeVBuilder(p, m, r).build();
   }
   MESHSIM_CHECK(false, "unknown pipeline schedule");
   return {};
-}
-
-bool is_comm(PipeWork w) {
-  switch (w) {
-    case PipeWork::post_recv_forward:
-    case PipeWork::post_send_forward:
-    case PipeWork::post_recv_backward:
-    case PipeWork::post_send_backward:
-    case PipeWork::commit:
-      return true;
-    default:
-      return false;
-  }
 }
 
 bool is_v_shaped(PipelineSchedule s) {
@@ -533,6 +648,9 @@ std::vector<std::vector<PipeAction>> pipeline_orders(const PipelineShape& shape)
   check_pipeline_shape(shape);
   std::vector<std::vector<PipeAction>> orders;
   orders.reserve(static_cast<std::size_t>(shape.stages));
+  if (shape.schedule == PipelineSchedule::zb_v) {
+    return ZbVBuilder(shape.stages, shape.microbatches).build();
+  }
   for (int r = 0; r < shape.stages; ++r) orders.push_back(rank_order(shape, r));
   return orders;
 }

@@ -42,6 +42,9 @@ enum class PipeWork : std::uint8_t {
   post_recv_backward,
   post_send_backward,
   commit,
+  // Like commit, but the host does not wait: each later compute waits only for the exchange that
+  // delivered its own input, and sends are never waited for (PyTorch's pipelining runtime, ZB-V).
+  commit_async,
 };
 
 struct PipeAction {

@@ -61,6 +61,8 @@ class Run {
                         flows_->collectives.size() == plan_.collectives.size(),
                     "flow plan does not match the comm plan");
       network_.emplace(flows_->port_capacity);
+      network_->sample_classes(flows_->port_class,
+                               static_cast<int>(FlowPlan::kLinkClassNames.size()));
     }
   }
 
@@ -101,7 +103,10 @@ class Run {
       }
       release_parked(t);
     }
-    if (network_) timeline_.ports = network_->stats();
+    if (network_) {
+      timeline_.ports = network_->stats();
+      timeline_.link_rates = network_->samples();
+    }
     for (std::size_t id = 0; id < n_; ++id) {
       MESHSIM_CHECK(timeline_.ops[id].end >= 0,
                     fmt::format("engine stalled before {} completed",

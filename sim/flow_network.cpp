@@ -19,6 +19,12 @@ FlowNetwork::FlowNetwork(std::vector<double> port_capacity)
   users_.resize(capacity_.size());
 }
 
+void FlowNetwork::sample_classes(std::vector<std::uint8_t> class_of, int classes) {
+  MESHSIM_CHECK(class_of.size() == capacity_.size(), "one class per port");
+  class_of_ = std::move(class_of);
+  classes_ = classes;
+}
+
 void FlowNetwork::start(std::int32_t tag, const GangFlow& gang, Nanos now) {
   advance(now);
   for (const auto& u : gang.usage) {
@@ -109,6 +115,19 @@ void FlowNetwork::recompute_rates(Nanos now) {
     }
   }
   for (PortId p : touched_) users_[static_cast<std::size_t>(p)].clear();
+  if (classes_ > 0) {
+    LinkRateSample s{now, std::vector<double>(static_cast<std::size_t>(classes_), 0.0)};
+    for (const auto& a : active_) {
+      for (const auto& u : a.gang->usage) {
+        s.bytes_per_s[class_of_[static_cast<std::size_t>(u.port)]] += a.rate * u.units * 1e9;
+      }
+    }
+    if (!samples_.empty() && samples_.back().time == now) {
+      samples_.back() = std::move(s);
+    } else {
+      samples_.push_back(std::move(s));
+    }
+  }
   next_completion_ = kNever;
   for (auto& a : active_) {
     if (a.gang->usage.empty() || a.remaining <= 0) {

@@ -28,6 +28,12 @@ struct GangFlow {
   Nanos latency = 0;  // paid before the bytes move (not modeled as port load)
 };
 
+// Total bandwidth in use per link class from `time` until the next sample (bytes per second).
+struct LinkRateSample {
+  Nanos time = 0;
+  std::vector<double> bytes_per_s;
+};
+
 struct PortStats {
   double bytes = 0;  // bytes carried
   Nanos busy = 0;    // time with at least one active flow
@@ -46,6 +52,11 @@ class FlowNetwork {
   Nanos next_completion() const { return next_completion_; }
   // Advances to `now` (<= next_completion()) and appends the tags of gangs finishing then.
   void finish_due(Nanos now, std::vector<std::int32_t>& done);
+
+  // Record, at every rate change, the bandwidth in use per class of port (class_of[port] <
+  // classes).
+  void sample_classes(std::vector<std::uint8_t> class_of, int classes);
+  const std::vector<LinkRateSample>& samples() const { return samples_; }
 
   std::size_t active() const { return active_.size(); }
   const std::vector<PortStats>& stats() const { return stats_; }
@@ -69,6 +80,9 @@ class FlowNetwork {
   Nanos now_ = 0;
   Nanos next_completion_ = kNever;
   std::uint64_t recomputations_ = 0;
+  std::vector<std::uint8_t> class_of_;
+  int classes_ = 0;
+  std::vector<LinkRateSample> samples_;
   // scratch for recompute_rates
   std::vector<double> residual_, demand_;
   std::vector<std::vector<std::pair<std::int32_t, double>>> users_;

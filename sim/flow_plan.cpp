@@ -53,24 +53,25 @@ Topology::Topology(const Mesh& mesh, const NetworkProfile& net, const FlowOption
   const int world = mesh.world_size();
   const int nodes = mesh.num_nodes();
   for (int r = 0; r < world; ++r) {
-    nvl_out_.push_back(add(fmt::format("gpu{} nvlink out", r), net.nvlink_bus_bw));
-    nvl_in_.push_back(add(fmt::format("gpu{} nvlink in", r), net.nvlink_bus_bw));
+    nvl_out_.push_back(add(fmt::format("gpu{} nvlink out", r), net.nvlink_bus_bw, 0));
+    nvl_in_.push_back(add(fmt::format("gpu{} nvlink in", r), net.nvlink_bus_bw, 0));
   }
   for (int n = 0; n < nodes; ++n) {
     for (int k = 0; k < nics_; ++k) {
-      nic_out_.push_back(add(fmt::format("node{} nic{} out", n, k), net.nic_bw));
-      nic_in_.push_back(add(fmt::format("node{} nic{} in", n, k), net.nic_bw));
+      nic_out_.push_back(add(fmt::format("node{} nic{} out", n, k), net.nic_bw, 1));
+      nic_in_.push_back(add(fmt::format("node{} nic{} in", n, k), net.nic_bw, 1));
     }
     if (spine_) {
       const double uplink = static_cast<double>(nics_) * net.nic_bw / options.oversubscription;
-      up_.push_back(add(fmt::format("node{} uplink", n), uplink));
-      down_.push_back(add(fmt::format("node{} downlink", n), uplink));
+      up_.push_back(add(fmt::format("node{} uplink", n), uplink, 2));
+      down_.push_back(add(fmt::format("node{} downlink", n), uplink, 2));
     }
   }
 }
 
-PortId Topology::add(std::string name, double capacity) {
+PortId Topology::add(std::string name, double capacity, std::uint8_t link_class) {
   MESHSIM_CHECK(capacity > 0, fmt::format("port {} without bandwidth", name));
+  classes_.push_back(link_class);
   capacity_.push_back(capacity);
   names_.push_back(std::move(name));
   return static_cast<PortId>(capacity_.size() - 1);
@@ -217,6 +218,7 @@ FlowPlan plan_flows(const Program& program, const CommPlan& plan, const NetworkP
   FlowPlan fp;
   fp.port_capacity = topo.capacity();
   fp.port_names = topo.names();
+  fp.port_class = topo.classes();
   fp.transfers.reserve(plan.transfers.size());
   for (const auto& t : plan.transfers)
     fp.transfers.push_back(p2p_gang(topo, net, t.src, t.dst, t.bytes));

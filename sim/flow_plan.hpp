@@ -14,6 +14,8 @@
 // is pairwise (every ordered pair a unit flow of M/n bytes); a permutation sends each rank's
 // buffer to one peer; broadcast is a pipelined chain; intra-node all-reduce uses NVLS where the
 // profile has it. Uncontended, each gang takes exactly the analytical model's time.
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,8 @@ struct FlowOptions {
 struct FlowPlan {
   std::vector<double> port_capacity;  // bytes per second
   std::vector<std::string> port_names;
+  std::vector<std::uint8_t> port_class;  // index into kLinkClassNames
+  static constexpr std::array<const char*, 3> kLinkClassNames = {"nvlink", "nic", "uplink"};
   std::vector<GangFlow> transfers;    // per CommPlan::transfers
   std::vector<GangFlow> collectives;  // per CommPlan::collectives
 };
@@ -42,6 +46,7 @@ class Topology {
   std::size_t port_count() const { return capacity_.size(); }
   const std::vector<double>& capacity() const { return capacity_; }
   const std::vector<std::string>& names() const { return names_; }
+  const std::vector<std::uint8_t>& classes() const { return classes_; }
   // Ports a unit flow from GPU src to GPU dst crosses.
   // A GPU to itself: its own NVLink out and in ports.
   void path(int src, int dst, double units, std::vector<PortLoad>& out) const;
@@ -51,7 +56,7 @@ class Topology {
   int rail_of(int rank) const { return (rank % gpus_per_node_) % nics_; }
 
  private:
-  PortId add(std::string name, double capacity);
+  PortId add(std::string name, double capacity, std::uint8_t link_class);
 
   int gpus_per_node_;
   int nics_;
@@ -61,6 +66,7 @@ class Topology {
   std::vector<PortId> up_, down_;         // per node, when oversubscribed
   std::vector<double> capacity_;
   std::vector<std::string> names_;
+  std::vector<std::uint8_t> classes_;
 };
 
 // The gang of one collective over `ranks` (in group order) of `bytes` (CollectiveCall meaning).

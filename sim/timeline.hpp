@@ -37,8 +37,9 @@ struct Timeline {
   // comm ops: the transfer (p2p) or collective instance whose completion completed the op
   std::vector<std::int32_t> completed_by;
   Nanos makespan = 0;
-  std::uint64_t events = 0;      // engine events processed
-  std::vector<PortStats> ports;  // flow-level network runs: bytes and busy time per port
+  std::uint64_t events = 0;                // engine events processed
+  std::vector<PortStats> ports;            // flow-level network runs: bytes and busy time per port
+  std::vector<LinkRateSample> link_rates;  // flow-level runs: bandwidth in use per link class
 };
 
 }  // namespace meshsim

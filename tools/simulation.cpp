@@ -25,6 +25,11 @@ SimulationResult run_simulation(Program program, const HardwareProfile& hw,
                       provenance.hardware_name, provenance.hardware_hash});
     r.timeline = simulate(r.program, r.plan, durations, recorder.signals(), flows);
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (flows != nullptr) {
+      recorder.add_link_counters(r.timeline.link_rates,
+                                 std::vector<std::string>(FlowPlan::kLinkClassNames.begin(),
+                                                          FlowPlan::kLinkClassNames.end()));
+    }
     std::ostringstream out;
     recorder.write(out);
     r.trace = out.str();

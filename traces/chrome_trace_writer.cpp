@@ -190,6 +190,25 @@ void ChromeTraceRecorder::try_emit_flow(std::int32_t transfer) {
   push_event(recv_ts, std::move(f));
 }
 
+void ChromeTraceRecorder::add_link_counters(const std::vector<LinkRateSample>& samples,
+                                            const std::vector<std::string>& class_names) {
+  network_process_ = true;
+  const int pid = program_.world_size();
+  for (const auto& s : samples) {
+    json args = json::object();
+    for (std::size_t c = 0; c < class_names.size() && c < s.bytes_per_s.size(); ++c) {
+      args[class_names[c]] = s.bytes_per_s[c] * 1e-9;
+    }
+    json e = json::object();
+    e["name"] = "bandwidth in use (GB/s)";
+    e["ph"] = "C";
+    e["pid"] = pid;
+    e["ts"] = static_cast<double>(s.time) / 1000.0;
+    e["args"] = std::move(args);
+    push_event(s.time, std::move(e));
+  }
+}
+
 std::vector<json> ChromeTraceRecorder::metadata_events() const {
   const int world = program_.world_size();
   const std::size_t n_streams = program_.streams.size();
@@ -214,6 +233,10 @@ std::vector<json> ChromeTraceRecorder::metadata_events() const {
       events.push_back(metadata_event("thread_name", r, tid_of(stream), program_.streams[s]));
       events.push_back(metadata_event("thread_sort_index", r, tid_of(stream), stream));
     }
+  }
+  if (network_process_) {
+    events.push_back(metadata_event("process_name", world, 0, "network (link classes)"));
+    events.push_back(metadata_event("process_sort_index", world, 0, world));
   }
   return events;
 }

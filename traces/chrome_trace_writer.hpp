@@ -46,6 +46,11 @@ class ChromeTraceRecorder {
 
   // The whole trace as one JSON object {"traceEvents": [...], "displayTimeUnit": "ns",
   // "otherData": {...}}; events sorted by (timestamp, insertion order) for stable output.
+  // Counter tracks ("C" events) of the bandwidth in use per link class, in a "network" process
+  // after the ranks; from a flow-level run's Timeline::link_rates.
+  void add_link_counters(const std::vector<LinkRateSample>& samples,
+                         const std::vector<std::string>& class_names);
+
   nlohmann::json to_json() const;
   void write(std::ostream& out) const;
 
@@ -62,6 +67,7 @@ class ChromeTraceRecorder {
   const Program& program_;
   const CommPlan& plan_;
   TraceMetadata metadata_;
+  bool network_process_ = false;
   std::vector<nlohmann::json> events_;          // timed events in insertion order
   std::vector<Nanos> event_ts_;                 // their timestamps, parallel to events_
   std::vector<OpTiming> op_timings_;            // per op id

@@ -47,6 +47,21 @@ std::size_t at(int i) {
   return static_cast<std::size_t>(i);
 }
 
+bool is_comm(PipeWork w) {
+  return w == PipeWork::post_recv_forward || w == PipeWork::post_send_forward ||
+         w == PipeWork::post_recv_backward || w == PipeWork::post_send_backward ||
+         w == PipeWork::commit;
+}
+
+// The compute actions of an order, without its communication items.
+std::vector<PipeAction> compute_only(const std::vector<PipeAction>& order) {
+  std::vector<PipeAction> out;
+  for (const auto& a : order) {
+    if (!is_comm(a.work)) out.push_back(a);
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // A throwaway timing model for the orders (not the engine): one chunk's forward costs f, its
 // input gradient b, its weight gradient w (a full backward b + w, an overlapped pair the sum of
@@ -299,6 +314,117 @@ std::vector<std::pair<int, int>> p2p_order_mismatches(const PipelineShape& sh,
     if (received[pair] != msgs) bad.push_back(pair);
   }
   return bad;
+}
+
+// For orders that place their own communication (post_* and commit items): a send is posted
+// after the compute that produced it, a receive is committed before the compute that needs it,
+// nothing is posted twice or left uncommitted, every input from another rank is received, and
+// per ordered (src, dst) pair the receives are posted in the order the sends are (p2p matches
+// by position). Returns the first problem found, or an empty string.
+std::string explicit_comm_problem(const PipelineShape& sh, const Orders& orders) {
+  const int stages = sh.stages * chunks_of(sh);
+  Channel sent, received;
+  for (int r = 0; r < sh.stages; ++r) {
+    // (kind, mb, chunk) -> 1 posted, 2 committed; kind 0/1: the receive of a forward's/backward's
+    // input, 2/3: the send of a forward's/backward's output.
+    std::map<std::tuple<int, int, int>, int> state;
+    std::vector<std::tuple<int, int, int>> pending;
+    std::map<std::pair<int, int>, bool> f_done, b_done;
+    const auto where = [&](const PipeAction& a) {
+      return "rank " + std::to_string(r) + " mb " + std::to_string(a.microbatch) + " chunk " +
+             std::to_string(a.chunk) + ": ";
+    };
+    // The rank a compute's input comes from, or -1 when it is on this rank (or none).
+    const auto input_peer = [&](bool backward, int chunk) {
+      const int s = global_stage(sh, r, chunk);
+      const int from = backward ? s + 1 : s - 1;
+      if (from < 0 || from >= stages || owner_rank(sh, from) == r) return -1;
+      return owner_rank(sh, from);
+    };
+    const auto output_peer = [&](bool backward, int chunk) {
+      const int s = global_stage(sh, r, chunk);
+      const int to = backward ? s - 1 : s + 1;
+      if (to < 0 || to >= stages || owner_rank(sh, to) == r) return -1;
+      return owner_rank(sh, to);
+    };
+    const auto run = [&](bool backward, int mb, int chunk) -> std::string {
+      if (input_peer(backward, chunk) >= 0 && state[{backward ? 1 : 0, mb, chunk}] != 2) {
+        return std::string(backward ? "backward" : "forward") + " runs before its input is in";
+      }
+      (backward ? b_done : f_done)[{mb, chunk}] = true;
+      return "";
+    };
+    for (const auto& a : orders[at(r)]) {
+      std::string bad;
+      const int s = global_stage(sh, r, a.chunk);
+      switch (a.work) {
+        case PipeWork::post_send_forward:
+        case PipeWork::post_send_backward: {
+          const bool bwd = a.work == PipeWork::post_send_backward;
+          const int peer = output_peer(bwd, a.chunk);
+          if (peer < 0) {
+            bad = "a send with no peer";
+          } else if (!(bwd ? b_done : f_done)[{a.microbatch, a.chunk}]) {
+            bad = "a send posted before its compute";
+          } else if (state[{bwd ? 3 : 2, a.microbatch, a.chunk}]++ != 0) {
+            bad = "a send posted twice";
+          } else {
+            sent[{r, peer}].push_back(Message{bwd, a.microbatch, s});
+          }
+          break;
+        }
+        case PipeWork::post_recv_forward:
+        case PipeWork::post_recv_backward: {
+          const bool bwd = a.work == PipeWork::post_recv_backward;
+          const int peer = input_peer(bwd, a.chunk);
+          auto& st = state[{bwd ? 1 : 0, a.microbatch, a.chunk}];
+          if (peer < 0) {
+            bad = "a receive with no peer";
+          } else if (st != 0) {
+            bad = "a receive posted twice";
+          } else {
+            st = 1;
+            pending.emplace_back(bwd ? 1 : 0, a.microbatch, a.chunk);
+            received[{peer, r}].push_back(Message{bwd, a.microbatch, bwd ? s + 1 : s - 1});
+          }
+          break;
+        }
+        case PipeWork::commit:
+        case PipeWork::commit_async:
+          for (const auto& k : pending) state[k] = 2;
+          pending.clear();
+          break;
+        case PipeWork::forward:
+          bad = run(false, a.microbatch, a.chunk);
+          break;
+        case PipeWork::backward:
+        case PipeWork::input_grad:
+          bad = run(true, a.microbatch, a.chunk);
+          break;
+        case PipeWork::forward_backward:
+          bad = run(false, a.microbatch, a.chunk);
+          if (bad.empty()) bad = run(true, a.pair_microbatch, a.pair_chunk);
+          break;
+        case PipeWork::weight_grad:
+          break;
+      }
+      if (!bad.empty()) return where(a) + bad;
+    }
+    if (!pending.empty()) return "rank " + std::to_string(r) + ": receives left uncommitted";
+  }
+  for (const auto& [pair, msgs] : sent) {
+    if (received[pair] != msgs) {
+      return "pair " + std::to_string(pair.first) + " -> " + std::to_string(pair.second) +
+             ": receives posted in another order than the sends";
+    }
+  }
+  for (const auto& [pair, msgs] : received) {
+    if (sent[pair] != msgs) {
+      return "pair " + std::to_string(pair.first) + " -> " + std::to_string(pair.second) +
+             ": receives without sends";
+    }
+  }
+  return "";
 }
 
 // Whether the order is F^w (F B)^(n-w) B^w with full backwards: warm-up, steady, cool-down.
@@ -659,8 +785,8 @@ TEST_CASE("DualPipeV follows DeepSeek's eight steps") {
       F(0, 0),  F(0, 1),          F(1, 0),          F(1, 1),          F(2, 0),
       BW(0, 1), pair(2, 1, 0, 0), pair(3, 0, 1, 1), pair(3, 1, 1, 0), BW(2, 1),
       BW(2, 0), IG(3, 1),         IG(3, 0),         W(3, 1),          W(3, 0)};
-  CHECK(orders[0] == rank0);
-  CHECK(orders[1] == rank1);
+  CHECK(compute_only(orders[0]) == rank0);
+  CHECK(compute_only(orders[1]) == rank1);
   // Forwards before the first backward: 2p, and one more on the last rank (its first step-4
   // forward runs unpaired ahead of its first backward).
   CHECK(warmup_forwards(shape_of(PipelineSchedule::dualpipev, 4, 8), 0) == 8);
@@ -669,6 +795,59 @@ TEST_CASE("DualPipeV follows DeepSeek's eight steps") {
   // Peak chunk activations held (until W): 2p+1 on every rank, i.e. p + 1/2 microbatches.
   CHECK(peak_in_flight(pipeline_orders(shape_of(PipelineSchedule::dualpipev, 4, 8))) ==
         std::vector<int>{9, 9, 9, 9});
+}
+
+TEST_CASE("DualPipeV posts its communication where dualpipev.py does") {
+  // p=2, m=4, as above, with the transfers. dualpipev.py queues a receive before the chunk step
+  // that needs it and a send after the step that produced it, and _commit_and_wait_comm issues
+  // the queue (if not empty) before every compute. Rank 0 holds the first stage (no activation
+  // in, no gradient out for chunk 0) and the last (no activation out, no gradient in for chunk
+  // 1). RF/SF/RB/SB: post_recv_forward, post_send_forward, post_recv_backward,
+  // post_send_backward of (microbatch, chunk); C: commit; P: a pair (F of the first, backward of
+  // the second).
+  const auto orders = pipeline_orders(shape_of(PipelineSchedule::dualpipev, 2, 4));
+  const auto RF = [](int mb, int c) { return act(PipeWork::post_recv_forward, mb, c); };
+  const auto SF = [](int mb, int c) { return act(PipeWork::post_send_forward, mb, c); };
+  const auto RB = [](int mb, int c) { return act(PipeWork::post_recv_backward, mb, c); };
+  const auto SB = [](int mb, int c) { return act(PipeWork::post_send_backward, mb, c); };
+  const PipeAction C = act(PipeWork::commit, 0, 0);
+  const auto P = [](int fmb, int fc, int bmb, int bc) {
+    PipeAction a = act(PipeWork::forward_backward, fmb, fc);
+    a.pair_microbatch = bmb;
+    a.pair_chunk = bc;
+    return a;
+  };
+  const auto IG = [](int mb, int c) { return act(PipeWork::input_grad, mb, c); };
+  const auto W = [](int mb, int c) { return act(PipeWork::weight_grad, mb, c); };
+  // Rank 0. Step 1: F0 (nothing queued yet, so no commit), its send; C, F0, send. Step 2: C (the
+  // send), F0 without a receive; the chunk-1 forward receives, commits; the chunk-0 send goes
+  // after it. Step 3: C, B1 (zero bubble), its send, the next chunk-1 receive queued ahead of the
+  // W's commit. Step 4: the pair F0+B1 needs no transfer on rank 0 (first stage, loss stage),
+  // so no commit before it; then receive F1's input and B0's gradient. Step 5: B1 (nothing
+  // queued: no commit), F1+B0. Step 6: B1, then B0 switches to zero bubble. Steps 7 and 8: W B0,
+  // W; nothing left to commit at the end.
+  const std::vector<PipeAction> rank0 = {
+      F(0, 0),       SF(0, 0), C,        F(1, 0),  SF(1, 0), C,
+      F(2, 0),       RF(0, 1), C,        F(0, 1),  SF(2, 0), C,
+      IG(0, 1),      SB(0, 1), RF(1, 1), C,        W(0, 1),  F(1, 1),
+      P(3, 0, 1, 1), SF(3, 0), SB(1, 1), RF(2, 1), RB(0, 0), C,
+      P(2, 1, 0, 0), BW(2, 1), SB(2, 1), RF(3, 1), RB(1, 0), C,
+      P(3, 1, 1, 0), BW(3, 1), SB(3, 1), RB(2, 0), C,        IG(2, 0),
+      W(2, 0),       RB(3, 0), C,        IG(3, 0), W(3, 0)};
+  // Rank 1, the last rank: chunk 0 feeds its own chunk 1, so no chunk-0 activation out, no
+  // chunk-1 activation in, no chunk-0 gradient in, no chunk-1 gradient out. Step 2 receives
+  // every chunk-0 input one forward ahead and keeps its last chunk-1 output for step 4, which
+  // sends it after its unpaired F0.
+  const std::vector<PipeAction> rank1 = {
+      RF(0, 0),      C,        F(0, 0),  RF(1, 0), C,        F(0, 1),
+      SF(0, 1),      C,        F(1, 0),  RF(2, 0), C,        F(1, 1),
+      F(2, 0),       SF(1, 1), RB(0, 1), C,        BW(0, 1), P(2, 1, 0, 0),
+      SF(2, 1),      SB(0, 0), RF(3, 0), RB(1, 1), C,        P(3, 0, 1, 1),
+      P(3, 1, 1, 0), SF(3, 1), SB(1, 0), RB(2, 1), C,        BW(2, 1),
+      BW(2, 0),      SB(2, 0), RB(3, 1), C,        IG(3, 1), IG(3, 0),
+      SB(3, 0),      C,        W(3, 1),  W(3, 0)};
+  CHECK(orders[0] == rank0);
+  CHECK(orders[1] == rank1);
 }
 
 TEST_CASE("makespans with free communication: DualPipeV") {
@@ -740,7 +919,8 @@ TEST_CASE("p2p order: where the receive order differs from the send order") {
   // chunk-1 gradients. The sender interleaves them in its action order, the receiver needs them
   // in its own, and the two differ: a builder that posts each receive just before the action
   // that consumes it cannot match these by position (the references post their receives ahead,
-  // in the sender's order). Pairs r -> r+1 for r < p-1 (ZB-V) and r < p-2 (DualPipeV).
+  // in the sender's order, and so do these orders' own communication items: next test). Pairs
+  // r -> r+1 for r < p-1 (ZB-V) and r < p-2 (DualPipeV).
   {
     const auto sh = shape_of(PipelineSchedule::zb_v, 4, 8);
     CHECK(p2p_order_mismatches(sh, pipeline_orders(sh)) ==
@@ -757,6 +937,44 @@ TEST_CASE("p2p order: where the receive order differs from the send order") {
     const auto sh = shape_of(PipelineSchedule::interleaved, 2, 4, 2, 4);
     CHECK(p2p_order_mismatches(sh, pipeline_orders(sh)) ==
           std::vector<std::pair<int, int>>{{0, 1}, {1, 0}});
+  }
+}
+
+TEST_CASE("V schedules: their own communication is complete, in time, in the sender's order") {
+  // DualPipeV and ZB-V post every transfer themselves (the others leave it to the builder).
+  // Each cross-rank activation and gradient is sent once after it is produced and received once
+  // before it is used, and each rank pair receives in the order the sender sends, although the
+  // compute orders consume in another order (previous test).
+  for (int p = 1; p <= 6; ++p) {
+    for (int m = 1; m <= 3 * p + 2; ++m) {
+      for (const auto s : {PipelineSchedule::zb_v, PipelineSchedule::dualpipev}) {
+        if (s == PipelineSchedule::dualpipev && m < 2 * p) continue;
+        CAPTURE(to_string(s));
+        CAPTURE(p);
+        CAPTURE(m);
+        const auto sh = shape_of(s, p, m);
+        const auto orders = pipeline_orders(sh);
+        CHECK(explicit_comm_problem(sh, orders) == "");
+        // 2(p-1) activations and 2(p-1) gradients cross ranks per microbatch.
+        std::size_t posts = 0, commits = 0;
+        for (const auto& order : orders) {
+          for (const auto& a : order) {
+            const bool commit = a.work == PipeWork::commit || a.work == PipeWork::commit_async;
+            if (is_comm(a.work) && !commit) ++posts;
+            if (commit) ++commits;
+          }
+        }
+        CHECK(posts == at(2 * 4 * (p - 1) * m));  // each transfer posted by both sides
+        CHECK((commits > 0) == (p > 1));
+      }
+    }
+  }
+  // The other schedules carry no communication items.
+  for (const auto s :
+       {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::zb_h1}) {
+    for (const auto& order : pipeline_orders(shape_of(s, 4, 8))) {
+      CHECK(compute_only(order) == order);
+    }
   }
 }
 
