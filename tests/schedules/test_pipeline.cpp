@@ -196,6 +196,12 @@ TEST_CASE("one microbatch with p2p time T: the chain through the stages") {
     const auto chain = static_cast<Nanos>(p * (f + b + w) + 2 * (p - 1) * t);
     CHECK(run(timed(PipelineSchedule::gpipe, p, 1, f, b, w, t)).metrics.makespan == chain);
     CHECK(run(timed(PipelineSchedule::one_f_one_b, p, 1, f, b, w, t)).metrics.makespan == chain);
+    // ZB-H1: the forward chain pF + (p-1)T, the input-gradient chain back pB + (p-1)T, then the
+    // first rank's W (every other rank's W runs while the gradient travels on):
+    // p(F + B) + W + 2(p - 1)T. Interleaved needs m >= g >= p and DualPipeV m >= 2p, so m = 1
+    // exists for neither when p > 1.
+    CHECK(run(timed(PipelineSchedule::zb_h1, p, 1, f, b, w, t)).metrics.makespan ==
+          static_cast<Nanos>(p * (f + b) + w + 2 * (p - 1) * t));
     // ZB-V (valid for m = 1): the forward goes down the V's first arm and up its second (2p
     // chunk forwards, 2p-2 transfers), the input gradients retrace it (2p chunk B's, 2p-2
     // transfers). A rank's W of its second-arm stage runs right after that stage's B, while the
