@@ -113,7 +113,7 @@ GangFlow p2p_gang(const Topology& topo, const NetworkProfile& net, int src, int 
 }
 
 GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, CollectiveKind kind,
-                         const std::vector<int>& ranks, std::int64_t bytes, int shift) {
+                         const std::vector<int>& ranks, std::int64_t bytes, int shift, bool tree) {
   GangFlow g;
   const int n = static_cast<int>(ranks.size());
   if (n <= 1) return g;
@@ -147,6 +147,31 @@ GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, Collec
     }
   };
 
+  if (tree && kind == CollectiveKind::all_reduce) {
+    // Tree all-reduce: per channel, every GPU of the node chain carries the data up and down
+    // (2 unit flows on its NVLink ports) and every node's rail NIC the tree's up and down traffic
+    // (2 unit flows); work M / channels per unit flow.
+    const int channels = spans ? std::min(fewest, net.nics_per_node) : 1;
+    for (int c = 0; c < channels; ++c) {
+      for (int r : ring) {
+        if (per_node[topo.node_of(r)] > 1) topo.path(r, r, 2.0, hop);
+      }
+      if (spans) {
+        for (const auto& [node, count] : per_node) {
+          const int first = *std::find_if(ring.begin(), ring.end(),
+                                          [&](int r) { return topo.node_of(r) == node; });
+          topo.rail_path(first, first, c, 2.0, hop);
+        }
+      }
+    }
+    usage.add(hop);
+    g.work = m / static_cast<double>(channels);
+    g.latency =
+        seconds_to_ns(tree_allreduce_latency(net, static_cast<int>(per_node.size()),
+                                             std::max(1, n / static_cast<int>(per_node.size()))));
+    g.usage = usage.take();
+    return g;
+  }
   switch (kind) {
     case CollectiveKind::all_reduce:
     case CollectiveKind::all_gather:
@@ -228,7 +253,7 @@ FlowPlan plan_flows(const Program& program, const CommPlan& plan, const NetworkP
         std::get<CollectiveCall>(program.ops[static_cast<std::size_t>(inst.members.front())].body);
     fp.collectives.push_back(collective_gang(
         topo, net, inst.kind, program.groups[static_cast<std::size_t>(inst.group)].ranks,
-        inst.bytes, call.shift));
+        inst.bytes, call.shift, inst.tree));
   }
   return fp;
 }

@@ -33,6 +33,14 @@ double ring_bus_bw(const NetworkProfile& net, CollectiveKind kind, const GroupPl
 
 }  // namespace
 
+double tree_allreduce_latency(const NetworkProfile& net, int nodes, int per_node) {
+  int depth = 0;
+  while ((1 << depth) < nodes) ++depth;
+  return net.base_latency +
+         2.0 * (static_cast<double>(depth) * net.network_step_latency +
+                static_cast<double>(std::max(per_node, 1) - 1) * net.nvlink_step_latency);
+}
+
 double comm_latency(const NetworkProfile& net, LinkClass link, int steps) {
   return latency(net, link, steps);
 }
@@ -61,7 +69,7 @@ CommCost p2p_cost(const NetworkProfile& net, bool same_node, std::int64_t bytes)
 }
 
 CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
-                         const GroupPlacement& placement, std::int64_t bytes) {
+                         const GroupPlacement& placement, std::int64_t bytes, bool tree) {
   MESHSIM_CHECK(bytes >= 0, fmt::format("{} of {} bytes", to_string(kind), bytes));
   CommCost c;
   const int n = placement.ranks;
@@ -69,6 +77,19 @@ CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
   c.link = placement.nodes > 1 ? LinkClass::network : LinkClass::nvlink;
   const double nd = static_cast<double>(n);
   const double m = static_cast<double>(bytes);
+  if (tree && kind == CollectiveKind::all_reduce) {
+    // Tree all-reduce (reduce up, broadcast down): a chain through each node's g GPUs and a
+    // double binary tree over the nodes, one per NIC channel. Latency: base + 2 x (ceil(log2
+    // nodes) network steps + (g - 1) NVLink steps); every byte crosses each link once up and once
+    // down: + 2M / B with the ring's bus bandwidth B.
+    const int g = std::max(1, n / std::max(1, placement.nodes));
+    int depth = 0;
+    while ((1 << depth) < placement.nodes) ++depth;
+    c.bus_bw = ring_bus_bw(net, CollectiveKind::all_gather, placement);
+    c.steps = 2 * (depth + g - 1);
+    c.seconds = tree_allreduce_latency(net, placement.nodes, g) + 2.0 * m / c.bus_bw;
+    return c;
+  }
   switch (kind) {
     case CollectiveKind::all_reduce:
     case CollectiveKind::barrier: {

@@ -35,10 +35,13 @@ struct CommCost {
 CommCost p2p_cost(const NetworkProfile& net, bool same_node, std::int64_t bytes);
 // One collective over a group placed as given; bytes as in CollectiveCall (nccl-tests convention).
 CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
-                         const GroupPlacement& placement, std::int64_t bytes);
+                         const GroupPlacement& placement, std::int64_t bytes, bool tree = false);
 
 // latency = base + steps x per-step latency of the link class the steps cross (seconds).
 double comm_latency(const NetworkProfile& net, LinkClass link, int steps);
+
+// Tree all-reduce latency: base + 2 x (ceil(log2 nodes) network steps + (g - 1) NVLink steps).
+double tree_allreduce_latency(const NetworkProfile& net, int nodes, int per_node);
 
 // nccl-tests: busbw = algbw x factor; algbw = bytes / time.
 double busbw_factor(CollectiveKind kind, int ranks);

@@ -74,6 +74,7 @@ struct CollectiveCall {
   int shift = 0;  // permute: position offset in the group; broadcast: root position
   SlotId input = -1;
   SlotId output = -1;
+  bool tree = false;  // all-reduce only: NCCL's tree algorithm instead of the ring
   bool operator==(const CollectiveCall&) const = default;
 };
 

@@ -75,6 +75,7 @@ ojson op_to_json(const Op& op) {
     j["collective"] = {{"kind", to_string(c.kind)},   {"group", c.group}, {"bytes", c.bytes},
                        {"dtype", to_string(c.dtype)}, {"shift", c.shift}, {"input", c.input},
                        {"output", c.output}};
+    if (c.tree) j["collective"]["algo"] = "tree";
   }
   return j;
 }
@@ -195,7 +196,7 @@ Op op_from_json(const JsonField& f, OpId id) {
     op.body = P2PCall{transfers_from_json(p["sends"]), transfers_from_json(p["recvs"])};
   } else {
     const JsonField c = f["collective"];
-    c.expect_keys({"kind", "group", "bytes", "dtype", "shift", "input", "output"});
+    c.expect_keys({"kind", "group", "bytes", "dtype", "shift", "input", "output", "algo"});
     CollectiveCall call;
     const JsonField kind = c["kind"];
     const auto k = parse_collective_kind(kind.as_string());
@@ -205,6 +206,12 @@ Op op_from_json(const JsonField& f, OpId id) {
     call.bytes = c["bytes"].as_int(0, kMaxBytes);
     call.dtype = dtype_field(c["dtype"]);
     call.shift = to_int(c["shift"], -kMaxInt, kMaxInt);
+    if (c.has("algo")) {
+      const JsonField algo = c["algo"];
+      const std::string name = algo.as_string();
+      if (name != "ring" && name != "tree") algo.fail("ring or tree");
+      call.tree = name == "tree";
+    }
     call.input = to_int(c["input"], -1, kMaxInt);
     call.output = to_int(c["output"], -1, kMaxInt);
     op.body = call;

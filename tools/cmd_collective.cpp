@@ -23,6 +23,7 @@ struct CollectiveRun {
   int ranks = 8;
   int gpus_per_node = 8;
   int concurrent = 1;
+  bool tree = false;
 };
 
 std::optional<CollectiveKind> kind_of(const std::string& op) {
@@ -82,7 +83,7 @@ Program build_collective_program(const CollectiveRun& run, std::int64_t bytes) {
     const GroupId g = b.group(fmt::format("comm{}", k), all);
     for (int r = 0; r < run.ranks; ++r) {
       if (kind) {
-        b.add(r, s, run.op, {}, CollectiveCall{*kind, g, bytes, DType::bf16, 0, -1, -1});
+        b.add(r, s, run.op, {}, CollectiveCall{*kind, g, bytes, DType::bf16, 0, -1, -1, run.tree});
       } else {
         b.add(r, s, run.op, {},
               P2PCall{{Transfer{(r + 1) % run.ranks, bytes, k, -1}},
@@ -109,7 +110,7 @@ int run_collective_command(std::span<const std::string> argv, const CommandConte
        "all-to-all), as in nccl-tests; K/M/G suffixes [1G]"},
       {"--sweep", "MIN:MAX", "sizes from MIN to MAX, doubling, as an nccl-tests table"},
       {"--gpus-per-node", "G", "GPUs per node [the hardware profile's]"},
-      {"--algo", "ring", "algorithm [ring]"},
+      {"--algo", "ring|tree", "algorithm; tree: NCCL's tree all-reduce [ring]"},
       {"--concurrent", "K", "K identical operations at once on the same ranks [1]"},
   };
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
@@ -130,7 +131,10 @@ int run_collective_command(std::span<const std::string> argv, const CommandConte
   run.gpus_per_node =
       static_cast<int>(args.get_int("--gpus-per-node", out.hardware.gpus_per_node, 1, 1024));
   run.concurrent = static_cast<int>(args.get_int("--concurrent", 1, 1, 1024));
-  args.get_choice("--algo", "ring", {"ring"});
+  run.tree = args.get_choice("--algo", "ring", {"ring", "tree"}) == "tree";
+  if (run.tree && run.op != "allreduce") {
+    throw InputError("--algo tree exists for --op allreduce only (as in NCCL)");
+  }
   if (run.op == "sendrecv" && run.ranks < 2) {
     throw InputError("--op sendrecv needs --ranks of at least 2");
   }

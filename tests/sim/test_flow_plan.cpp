@@ -76,6 +76,30 @@ TEST_CASE("uncontended, the flow model agrees with the analytical formulas withi
         doctest::Approx(static_cast<double>(run(ar, hw, false))).epsilon(0.01));
 }
 
+TEST_CASE("tree all-reduce: log-depth latency, 2M/B bandwidth, the flow model agrees") {
+  const HardwareProfile hw = load_hardware("h100-sxm");
+  const std::int64_t bytes = std::int64_t{1} << 28;
+  for (int world : {8, 64, 256}) {
+    CAPTURE(world);
+    ProgramBuilder b(Mesh({{"dp", world}}, 8), true, "t");
+    const StreamId s = b.stream("comm");
+    const GroupId g = b.group("dp", range(0, world));
+    for (int r = 0; r < world; ++r) {
+      b.add(r, s, "ar", {},
+            CollectiveCall{CollectiveKind::all_reduce, g, bytes, DType::bf16, 0, -1, -1, true});
+    }
+    const Program p = std::move(b).finish();
+    // nodes = world / 8, depth = ceil(log2 nodes), B = 370 GB/s (min(370, 8 x 48) across nodes):
+    // 8.4 us + 2 (depth x 14 us + 7 x 3.4 us) + 2 M / B
+    int depth = 0;
+    while ((1 << depth) < world / 8) ++depth;
+    const double expect =
+        8.4e-6 + 2 * (depth * 14e-6 + 7 * 3.4e-6) + 2.0 * static_cast<double>(bytes) / 370e9;
+    CHECK(ns_to_seconds(run(p, hw, false)) == doctest::Approx(expect).epsilon(1e-6));
+    CHECK(ns_to_seconds(run(p, hw, true)) == doctest::Approx(expect).epsilon(0.01));
+  }
+}
+
 TEST_CASE("two identical collectives sharing their ports take about twice as long") {
   const HardwareProfile hw = load_hardware("h100-sxm");
   const std::int64_t bytes = std::int64_t{1} << 30;
