@@ -1,4 +1,5 @@
 #include "schedules/ring_attention.hpp"
+#include "sim/enum_names.hpp"
 
 #include <array>
 
@@ -13,14 +14,6 @@ constexpr std::array<std::string_view, 2> kVariantNames = {"ring", "zigzag"};
 constexpr std::array<std::string_view, 3> kRotationNames = {"p2p", "allgather", "alltoall"};
 constexpr std::array<std::string_view, 3> kPassNames = {"fwd", "bwd", "fwd+bwd"};
 constexpr int kMaxCp = 1024;
-
-template <typename Enum, std::size_t N>
-std::optional<Enum> parse_name(const std::array<std::string_view, N>& names, std::string_view s) {
-  for (std::size_t i = 0; i < N; ++i) {
-    if (names[i] == s) return static_cast<Enum>(i);
-  }
-  return std::nullopt;
-}
 
 // What rank r computes at ring step i (design §4.1).
 struct Block {
@@ -297,26 +290,23 @@ std::string_view to_string(AttentionPass p) {
   return kPassNames[static_cast<std::size_t>(p)];
 }
 std::optional<RingVariant> parse_ring_variant(std::string_view s) {
-  return parse_name<RingVariant>(kVariantNames, s);
+  return parse_enum_name<RingVariant>(kVariantNames, s);
 }
 std::optional<KvRotation> parse_kv_rotation(std::string_view s) {
-  return parse_name<KvRotation>(kRotationNames, s);
+  return parse_enum_name<KvRotation>(kRotationNames, s);
 }
 std::optional<AttentionPass> parse_attention_pass(std::string_view s) {
-  return parse_name<AttentionPass>(kPassNames, s);
+  return parse_enum_name<AttentionPass>(kPassNames, s);
 }
 
 void check_config(const RingAttentionConfig& c) {
-  auto positive = [](std::int64_t v, std::string_view flag) {
-    if (v <= 0) throw InputError(fmt::format("{} must be a positive integer, got {}", flag, v));
-  };
-  positive(c.cp, "--cp");
-  positive(c.seq, "--seq");
-  positive(c.batch, "--batch");
-  positive(c.heads, "--heads");
-  positive(c.kv_heads, "--kv-heads");
-  positive(c.head_dim, "--head-dim");
-  positive(c.gpus_per_node, "--gpus-per-node");
+  require_positive(c.cp, "--cp");
+  require_positive(c.seq, "--seq");
+  require_positive(c.batch, "--batch");
+  require_positive(c.heads, "--heads");
+  require_positive(c.kv_heads, "--kv-heads");
+  require_positive(c.head_dim, "--head-dim");
+  require_positive(c.gpus_per_node, "--gpus-per-node");
   if (c.cp > kMaxCp) {
     throw InputError(fmt::format("--cp must be at most {}, got {}", kMaxCp, c.cp));
   }

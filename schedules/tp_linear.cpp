@@ -1,4 +1,5 @@
 #include "schedules/tp_linear.hpp"
+#include "sim/enum_names.hpp"
 
 #include <algorithm>
 #include <array>
@@ -15,14 +16,6 @@ constexpr std::array<std::string_view, 2> kModeNames = {"allreduce", "reducescat
 constexpr std::array<std::string_view, 2> kOverlapNames = {"async", "sync"};
 constexpr std::array<std::string_view, 3> kPassNames = {"fwd", "bwd", "fwd+bwd"};
 constexpr int kMaxTp = 1024;
-
-template <typename Enum, std::size_t N>
-std::optional<Enum> parse_name(const std::array<std::string_view, N>& names, std::string_view s) {
-  for (std::size_t i = 0; i < N; ++i) {
-    if (names[i] == s) return static_cast<Enum>(i);
-  }
-  return std::nullopt;
-}
 
 // The tensors one rank touches. Unused slots stay -1; when t = 1 (no communication) the
 // gathered/partial slots alias the local ones.
@@ -292,27 +285,24 @@ std::string_view to_string(TpPass p) {
   return kPassNames[static_cast<std::size_t>(p)];
 }
 std::optional<TpLinearKind> parse_tp_linear_kind(std::string_view s) {
-  return parse_name<TpLinearKind>(kKindNames, s);
+  return parse_enum_name<TpLinearKind>(kKindNames, s);
 }
 std::optional<TpMode> parse_tp_mode(std::string_view s) {
-  return parse_name<TpMode>(kModeNames, s);
+  return parse_enum_name<TpMode>(kModeNames, s);
 }
 std::optional<TpOverlap> parse_tp_overlap(std::string_view s) {
-  return parse_name<TpOverlap>(kOverlapNames, s);
+  return parse_enum_name<TpOverlap>(kOverlapNames, s);
 }
 std::optional<TpPass> parse_tp_pass(std::string_view s) {
-  return parse_name<TpPass>(kPassNames, s);
+  return parse_enum_name<TpPass>(kPassNames, s);
 }
 
 void check_config(const TpLinearConfig& c) {
-  auto positive = [](std::int64_t v, std::string_view flag) {
-    if (v <= 0) throw InputError(fmt::format("{} must be a positive integer, got {}", flag, v));
-  };
-  positive(c.tp, "--tp");
-  positive(c.tokens, "--tokens");
-  positive(c.in_features, "--in");
-  positive(c.out_features, "--out");
-  positive(c.gpus_per_node, "--gpus-per-node");
+  require_positive(c.tp, "--tp");
+  require_positive(c.tokens, "--tokens");
+  require_positive(c.in_features, "--in");
+  require_positive(c.out_features, "--out");
+  require_positive(c.gpus_per_node, "--gpus-per-node");
   if (c.tp > kMaxTp) {
     throw InputError(fmt::format("--tp must be at most {}, got {}", kMaxTp, c.tp));
   }

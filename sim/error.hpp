@@ -4,6 +4,7 @@
 // stays on in release builds.
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace meshsim {
 
@@ -16,6 +17,9 @@ class InvariantError : public std::logic_error {
  public:
   using std::logic_error::logic_error;
 };
+
+// Bad input unless value > 0: "<flag> must be a positive integer, got <value>".
+void require_positive(long long value, std::string_view flag);
 
 [[noreturn]] void invariant_failed(const char* expr, const char* file, int line,
                                    const std::string& what);

@@ -1,4 +1,5 @@
 #include "sim/program.hpp"
+#include "sim/enum_names.hpp"
 
 #include <array>
 
@@ -14,27 +15,19 @@ constexpr std::array<std::string_view, 5> kPhaseNames = {"none", "fwd", "bwd", "
 constexpr std::array<std::string_view, kCollectiveKindCount> kCollectiveNames = {
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "permute", "broadcast", "barrier"};
 
-template <typename Enum, std::size_t N>
-std::optional<Enum> parse_name(const std::array<std::string_view, N>& names, std::string_view s) {
-  for (std::size_t i = 0; i < N; ++i) {
-    if (names[i] == s) return static_cast<Enum>(i);
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::string_view to_string(Phase p) {
   return kPhaseNames[static_cast<std::size_t>(p)];
 }
 std::optional<Phase> parse_phase(std::string_view name) {
-  return parse_name<Phase>(kPhaseNames, name);
+  return parse_enum_name<Phase>(kPhaseNames, name);
 }
 std::string_view to_string(CollectiveKind k) {
   return kCollectiveNames[static_cast<std::size_t>(k)];
 }
 std::optional<CollectiveKind> parse_collective_kind(std::string_view name) {
-  return parse_name<CollectiveKind>(kCollectiveNames, name);
+  return parse_enum_name<CollectiveKind>(kCollectiveNames, name);
 }
 
 ProgramBuilder::ProgramBuilder(Mesh mesh, bool single_queue, std::string description) {
