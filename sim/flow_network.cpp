@@ -43,7 +43,9 @@ void FlowNetwork::advance(Nanos now) {
       const double moved = std::min(a.remaining, a.rate * static_cast<double>(dt));
       a.remaining -= moved;
       for (const auto& u : a.gang->usage) {
-        stats_[static_cast<std::size_t>(u.port)].bytes += moved * u.units;
+        auto& s = stats_[static_cast<std::size_t>(u.port)];
+        s.bytes += moved * u.units;
+        s.bytes_by_cause[a.gang->cause] += moved * u.units;
       }
     }
     // touched_ holds the ports of the active gangs since the last recomputation.

@@ -7,6 +7,7 @@
 // hop-flows of one collective do. `usage` says how many unit flows (possibly fractional) load each
 // port; the gang moves `work` bytes per unit flow at one rate r, loading port p with usage_p * r.
 // A p2p transfer is a gang of one unit flow.
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -22,10 +23,14 @@ struct PortLoad {
   double units = 0;  // unit flows of the gang crossing this port
 };
 
+// What caused a flow, for attributing port traffic: a collective kind's index, or p2p.
+inline constexpr std::uint8_t kFlowCauses = 8;
+inline constexpr std::uint8_t kP2PCause = 7;
+
 struct GangFlow {
   std::vector<PortLoad> usage;
-  double work = 0;    // bytes per unit flow
-  Nanos latency = 0;  // paid before the bytes move (not modeled as port load)
+  double work = 0;                 // bytes per unit flow
+  Nanos latency = 0;               // paid before the bytes move (not modeled as port load)
 };
 
 // Total bandwidth in use per link class from `time` until the next sample (bytes per second).
@@ -36,7 +41,8 @@ struct LinkRateSample {
 
 struct PortStats {
   double bytes = 0;  // bytes carried
-  Nanos busy = 0;    // time with at least one active flow
+  std::array<double, kFlowCauses> bytes_by_cause{};
+  Nanos busy = 0;  // time with at least one active flow
 };
 
 class FlowNetwork {

@@ -115,6 +115,7 @@ GangFlow p2p_gang(const Topology& topo, const NetworkProfile& net, int src, int 
 GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, CollectiveKind kind,
                          const std::vector<int>& ranks, std::int64_t bytes, int shift, bool tree) {
   GangFlow g;
+  g.cause = static_cast<std::uint8_t>(kind);
   const int n = static_cast<int>(ranks.size());
   if (n <= 1) return g;
   const double nd = static_cast<double>(n);

@@ -53,8 +53,16 @@ nlohmann::ordered_json link_stats_json(const FlowPlan& flows, const Timeline& ti
   auto ports = nlohmann::ordered_json::array();
   for (std::size_t k = 0; k < order.size() && k < kBusiest; ++k) {
     const std::size_t p = order[k];
+    auto by_cause = nlohmann::ordered_json::object();
+    for (std::size_t c = 0; c < kFlowCauses; ++c) {
+      const double b = timeline.ports[p].bytes_by_cause[c];
+      if (b <= 0) continue;
+      by_cause[c == kP2PCause ? std::string("p2p")
+                              : std::string(to_string(static_cast<CollectiveKind>(c)))] = b;
+    }
     ports.push_back({{"port", flows.port_names[p]},
                      {"bytes", timeline.ports[p].bytes},
+                     {"bytes_by_cause", by_cause},
                      {"busy_s", ns_to_seconds(timeline.ports[p].busy)},
                      {"utilization", timeline.ports[p].bytes / (flows.port_capacity[p] * span)}});
   }
