@@ -31,6 +31,7 @@ struct GangFlow {
   std::vector<PortLoad> usage;
   double work = 0;                 // bytes per unit flow
   Nanos latency = 0;               // paid before the bytes move (not modeled as port load)
+  std::uint8_t cause = kP2PCause;  // CollectiveKind index, or kP2PCause
 };
 
 // Total bandwidth in use per link class from `time` until the next sample (bytes per second).
