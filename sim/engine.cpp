@@ -154,6 +154,7 @@ class Run {
     std::vector<std::int32_t> last_on_stream(ranks * n_streams, kNone);
     std::vector<std::int32_t> last_launched(ranks, kNone);
     std::vector<std::int32_t> dependents_count(n_, 0);
+    std::vector<std::pair<std::int32_t, std::int32_t>> dep_edges;  // (dep, dependent), internal
     for (std::size_t id = 0; id < n_; ++id) {
       const Op& op = program_.ops[id];
       const std::int32_t i = internal_[id];
@@ -183,7 +184,9 @@ class Run {
       launched = i;
       h.pending += static_cast<std::int32_t>(op.deps.size());
       for (OpId d : op.deps) {
-        ++dependents_count[static_cast<std::size_t>(internal_[static_cast<std::size_t>(d)])];
+        const std::int32_t di = internal_[static_cast<std::size_t>(d)];
+        ++dependents_count[static_cast<std::size_t>(di)];
+        dep_edges.emplace_back(di, i);
       }
     }
     // Dependents in CSR form, by internal index.
@@ -194,11 +197,9 @@ class Run {
       at += dependents_count[i];
     }
     dependents_.resize(static_cast<std::size_t>(at));
-    for (std::size_t id = 0; id < n_; ++id) {
-      for (OpId d : program_.ops[id].deps) {
-        HotOp& h = ops_[static_cast<std::size_t>(internal_[static_cast<std::size_t>(d)])];
-        dependents_[static_cast<std::size_t>(h.dependents_end++)] = internal_[id];
-      }
+    for (const auto& [dep, dependent] : dep_edges) {
+      HotOp& h = ops_[static_cast<std::size_t>(dep)];
+      dependents_[static_cast<std::size_t>(h.dependents_end++)] = dependent;
     }
     xfer_ready_.assign(plan_.transfers.size(), 0);
     coll_arrived_.assign(plan_.collectives.size(), 0);
