@@ -95,8 +95,8 @@ void check_structure(const Program& p) {
         fail(id, fmt::format("collective group {} does not exist", coll.group));
       }
       if (coll.bytes < 0) fail(id, "collective with negative bytes");
-      if (coll.tree && coll.kind != CollectiveKind::all_reduce) {
-        fail(id, "only all_reduce has a tree algorithm");
+      if (coll.algo != CollectiveAlgo::automatic && coll.kind != CollectiveKind::all_reduce) {
+        fail(id, fmt::format("algorithm {} is for all_reduce only", to_string(coll.algo)));
       }
       check_slot(id, coll.input, op.rank);
       check_slot(id, coll.output, op.rank);
@@ -197,12 +197,12 @@ void match_collectives(const Program& p, CommPlan& plan) {
       inst.group = static_cast<GroupId>(g);
       inst.kind = lc.kind;
       inst.bytes = lc.bytes;
-      inst.tree = lc.tree;
+      inst.algo = lc.algo;
       for (int r : group.ranks) {
         const OpId o = by_rank[r][k];
         const auto& oc = std::get<CollectiveCall>(p.ops[static_cast<std::size_t>(o)].body);
         if (oc.kind != lc.kind || oc.bytes != lc.bytes || oc.dtype != lc.dtype ||
-            oc.shift != lc.shift || oc.tree != lc.tree) {
+            oc.shift != lc.shift || oc.algo != lc.algo) {
           throw InputError(fmt::format(
               "collective mismatch on group {} ({}): {} is {} of {} bytes {} (shift {}) but {} is "
               "{} of {} bytes {} (shift {})",

@@ -23,7 +23,7 @@ struct CollectiveInstance {
   GroupId group = 0;
   CollectiveKind kind = CollectiveKind::all_reduce;
   std::int64_t bytes = 0;
-  bool tree = false;
+  CollectiveAlgo algo = CollectiveAlgo::automatic;
   std::vector<OpId> members;  // one op per group member, in group position order
 };
 

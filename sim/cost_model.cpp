@@ -53,7 +53,7 @@ Durations estimate_durations(const Program& program, const CommPlan& plan,
     const auto placement =
         placement_of(program.mesh, program.groups[static_cast<std::size_t>(inst.group)].ranks);
     d.collectives.push_back(seconds_to_ns(
-        collective_cost(hw.network, inst.kind, placement, inst.bytes, inst.tree).seconds));
+        collective_cost(hw.network, inst.kind, placement, inst.bytes, inst.algo).seconds));
   }
   d.comm_interference = hw.comm_interference;
   return d;

@@ -113,7 +113,8 @@ GangFlow p2p_gang(const Topology& topo, const NetworkProfile& net, int src, int 
 }
 
 GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, CollectiveKind kind,
-                         const std::vector<int>& ranks, std::int64_t bytes, int shift, bool tree) {
+                         const std::vector<int>& ranks, std::int64_t bytes, int shift,
+                         CollectiveAlgo algo) {
   GangFlow g;
   g.cause = static_cast<std::uint8_t>(kind);
   const int n = static_cast<int>(ranks.size());
@@ -148,7 +149,7 @@ GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, Collec
     }
   };
 
-  if (tree && kind == CollectiveKind::all_reduce) {
+  if (algo == CollectiveAlgo::tree && kind == CollectiveKind::all_reduce) {
     // Tree all-reduce: per channel, every GPU of the node chain carries the data up and down
     // (2 unit flows on its NVLink ports) and every node's rail NIC the tree's up and down traffic
     // (2 unit flows); work M / channels per unit flow.
@@ -180,7 +181,8 @@ GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, Collec
     case CollectiveKind::broadcast: {
       const int steps = kind == CollectiveKind::all_reduce ? 2 * (n - 1) : n - 1;
       g.latency = latency_ns(net, spans, steps);
-      if (kind == CollectiveKind::all_reduce && !spans && net.nvls_bus_bw > 0) {
+      const GroupPlacement placement{n, static_cast<int>(per_node.size()), fewest};
+      if (kind == CollectiveKind::all_reduce && uses_nvls(net, placement, algo)) {
         // NVLink SHARP: the switch reduces; each GPU port runs at the NVLS bus bandwidth.
         const double units = net.nvlink_bus_bw / net.nvls_bus_bw;
         for (int r : ring) {
@@ -254,7 +256,7 @@ FlowPlan plan_flows(const Program& program, const CommPlan& plan, const NetworkP
         std::get<CollectiveCall>(program.ops[static_cast<std::size_t>(inst.members.front())].body);
     fp.collectives.push_back(collective_gang(
         topo, net, inst.kind, program.groups[static_cast<std::size_t>(inst.group)].ranks,
-        inst.bytes, call.shift, inst.tree));
+        inst.bytes, call.shift, inst.algo));
   }
   return fp;
 }

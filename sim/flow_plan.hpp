@@ -72,7 +72,7 @@ class Topology {
 // The gang of one collective over `ranks` (in group order) of `bytes` (CollectiveCall meaning).
 GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, CollectiveKind kind,
                          const std::vector<int>& ranks, std::int64_t bytes, int shift,
-                         bool tree = false);
+                         CollectiveAlgo algo = CollectiveAlgo::automatic);
 GangFlow p2p_gang(const Topology& topo, const NetworkProfile& net, int src, int dst,
                   std::int64_t bytes);
 

@@ -22,16 +22,23 @@ double latency(const NetworkProfile& net, LinkClass link, int steps) {
 // Bus bandwidth of a ring over the group: NVLink inside a node (NVLS for all-reduce where the
 // profile has it); across nodes one channel per NIC, so min(NVLink, min(g, NICs) x NIC) with g
 // the fewest group members on one node.
-double ring_bus_bw(const NetworkProfile& net, CollectiveKind kind, const GroupPlacement& p) {
-  if (p.nodes <= 1) {
-    return kind == CollectiveKind::all_reduce && net.nvls_bus_bw > 0 ? net.nvls_bus_bw
-                                                                     : net.nvlink_bus_bw;
-  }
+double ring_bus_bw(const NetworkProfile& net, const GroupPlacement& p, bool nvls) {
+  if (p.nodes <= 1) return nvls ? net.nvls_bus_bw : net.nvlink_bus_bw;
   const int channels = std::min(p.min_per_node, net.nics_per_node);
   return std::min(net.nvlink_bus_bw, static_cast<double>(channels) * net.nic_bw);
 }
 
 }  // namespace
+
+bool uses_nvls(const NetworkProfile& net, const GroupPlacement& placement, CollectiveAlgo algo) {
+  const bool available = placement.nodes <= 1 && net.nvls_bus_bw > 0;
+  if (algo == CollectiveAlgo::nvls && !available) {
+    throw InputError(
+        "an NVLS all-reduce needs its group inside one node and a hardware profile with "
+        "network.nvls_bus_gbps > 0");
+  }
+  return algo == CollectiveAlgo::nvls || (algo == CollectiveAlgo::automatic && available);
+}
 
 double tree_allreduce_latency(const NetworkProfile& net, int nodes, int per_node) {
   int depth = 0;
@@ -69,7 +76,7 @@ CommCost p2p_cost(const NetworkProfile& net, bool same_node, std::int64_t bytes)
 }
 
 CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
-                         const GroupPlacement& placement, std::int64_t bytes, bool tree) {
+                         const GroupPlacement& placement, std::int64_t bytes, CollectiveAlgo algo) {
   MESHSIM_CHECK(bytes >= 0, fmt::format("{} of {} bytes", to_string(kind), bytes));
   CommCost c;
   const int n = placement.ranks;
@@ -77,7 +84,9 @@ CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
   c.link = placement.nodes > 1 ? LinkClass::network : LinkClass::nvlink;
   const double nd = static_cast<double>(n);
   const double m = static_cast<double>(bytes);
-  if (tree && kind == CollectiveKind::all_reduce) {
+  const bool tree = algo == CollectiveAlgo::tree && kind == CollectiveKind::all_reduce;
+  const bool nvls = kind == CollectiveKind::all_reduce && uses_nvls(net, placement, algo);
+  if (tree) {
     // Tree all-reduce (reduce up, broadcast down): a chain through each node's g GPUs and a
     // double binary tree over the nodes, one per NIC channel. Latency: base + 2 x (ceil(log2
     // nodes) network steps + (g - 1) NVLink steps); every byte crosses each link once up and once
@@ -85,7 +94,7 @@ CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
     const int g = std::max(1, n / std::max(1, placement.nodes));
     int depth = 0;
     while ((1 << depth) < placement.nodes) ++depth;
-    c.bus_bw = ring_bus_bw(net, CollectiveKind::all_gather, placement);
+    c.bus_bw = ring_bus_bw(net, placement, false);
     c.steps = 2 * (depth + g - 1);
     c.seconds = tree_allreduce_latency(net, placement.nodes, g) + 2.0 * m / c.bus_bw;
     return c;
@@ -95,7 +104,7 @@ CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
     case CollectiveKind::barrier: {
       // Ring all-reduce: 2(n-1) steps, lat + 2(n-1)/n * M / B. A barrier is one of 0 bytes.
       const double payload = kind == CollectiveKind::barrier ? 0.0 : m;
-      c.bus_bw = ring_bus_bw(net, CollectiveKind::all_reduce, placement);
+      c.bus_bw = ring_bus_bw(net, placement, nvls);
       c.steps = 2 * (n - 1);
       c.seconds = latency(net, c.link, c.steps) + 2.0 * (nd - 1) / nd * payload / c.bus_bw;
       return c;
@@ -103,13 +112,13 @@ CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
       // Ring: n-1 steps, lat + (n-1)/n * M_total / B.
-      c.bus_bw = ring_bus_bw(net, kind, placement);
+      c.bus_bw = ring_bus_bw(net, placement, false);
       c.steps = n - 1;
       c.seconds = latency(net, c.link, c.steps) + (nd - 1) / nd * m / c.bus_bw;
       return c;
     case CollectiveKind::broadcast:
       // Pipelined ring: n-1 steps, lat + M / B.
-      c.bus_bw = ring_bus_bw(net, kind, placement);
+      c.bus_bw = ring_bus_bw(net, placement, false);
       c.steps = n - 1;
       c.seconds = latency(net, c.link, c.steps) + m / c.bus_bw;
       return c;

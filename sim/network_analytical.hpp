@@ -35,7 +35,12 @@ struct CommCost {
 CommCost p2p_cost(const NetworkProfile& net, bool same_node, std::int64_t bytes);
 // One collective over a group placed as given; bytes as in CollectiveCall (nccl-tests convention).
 CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
-                         const GroupPlacement& placement, std::int64_t bytes, bool tree = false);
+                         const GroupPlacement& placement, std::int64_t bytes,
+                         CollectiveAlgo algo = CollectiveAlgo::automatic);
+
+// Whether an all-reduce over this placement runs on NVLS: forced by nvls (InputError when the
+// group spans nodes or the profile has no NVLS), chosen by automatic inside a node with NVLS.
+bool uses_nvls(const NetworkProfile& net, const GroupPlacement& placement, CollectiveAlgo algo);
 
 // latency = base + steps x per-step latency of the link class the steps cross (seconds).
 double comm_latency(const NetworkProfile& net, LinkClass link, int steps);

@@ -12,6 +12,7 @@ namespace {
 
 constexpr std::array<std::string_view, 5> kPhaseNames = {"none", "fwd", "bwd", "wgrad",
                                                          "optimizer"};
+constexpr std::array<std::string_view, 4> kAlgoNames = {"automatic", "ring", "tree", "nvls"};
 constexpr std::array<std::string_view, kCollectiveKindCount> kCollectiveNames = {
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "permute", "broadcast", "barrier"};
 
@@ -22,6 +23,12 @@ std::string_view to_string(Phase p) {
 }
 std::optional<Phase> parse_phase(std::string_view name) {
   return parse_enum_name<Phase>(kPhaseNames, name);
+}
+std::string_view to_string(CollectiveAlgo a) {
+  return enum_name(kAlgoNames, a);
+}
+std::optional<CollectiveAlgo> parse_collective_algo(std::string_view name) {
+  return parse_enum_name<CollectiveAlgo>(kAlgoNames, name);
 }
 std::string_view to_string(CollectiveKind k) {
   return kCollectiveNames[static_cast<std::size_t>(k)];

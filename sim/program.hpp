@@ -64,6 +64,12 @@ inline constexpr int kCollectiveKindCount = 7;
 std::string_view to_string(CollectiveKind k);
 std::optional<CollectiveKind> parse_collective_kind(std::string_view name);
 
+// The algorithm of an all-reduce: automatic picks NVLS inside a node where the profile has it and
+// the ring otherwise (NCCL's usual choice); ring, tree and nvls force one. Other kinds: automatic.
+enum class CollectiveAlgo : std::uint8_t { automatic, ring, tree, nvls };
+std::string_view to_string(CollectiveAlgo a);
+std::optional<CollectiveAlgo> parse_collective_algo(std::string_view name);
+
 // bytes: the per-rank buffer for all_reduce, broadcast and permute; the gathered total for
 // all_gather, reduce_scatter and all_to_all (the nccl-tests convention).
 struct CollectiveCall {
@@ -74,7 +80,7 @@ struct CollectiveCall {
   int shift = 0;  // permute: position offset in the group; broadcast: root position
   SlotId input = -1;
   SlotId output = -1;
-  bool tree = false;  // all-reduce only: NCCL's tree algorithm instead of the ring
+  CollectiveAlgo algo = CollectiveAlgo::automatic;
   bool operator==(const CollectiveCall&) const = default;
 };
 

@@ -75,7 +75,7 @@ ojson op_to_json(const Op& op) {
     j["collective"] = {{"kind", to_string(c.kind)},   {"group", c.group}, {"bytes", c.bytes},
                        {"dtype", to_string(c.dtype)}, {"shift", c.shift}, {"input", c.input},
                        {"output", c.output}};
-    if (c.tree) j["collective"]["algo"] = "tree";
+    if (c.algo != CollectiveAlgo::automatic) j["collective"]["algo"] = to_string(c.algo);
   }
   return j;
 }
@@ -208,9 +208,9 @@ Op op_from_json(const JsonField& f, OpId id) {
     call.shift = to_int(c["shift"], -kMaxInt, kMaxInt);
     if (c.has("algo")) {
       const JsonField algo = c["algo"];
-      const std::string name = algo.as_string();
-      if (name != "ring" && name != "tree") algo.fail("ring or tree");
-      call.tree = name == "tree";
+      const auto parsed = parse_collective_algo(algo.as_string());
+      if (!parsed) algo.fail("one of automatic, ring, tree, nvls");
+      call.algo = *parsed;
     }
     call.input = to_int(c["input"], -1, kMaxInt);
     call.output = to_int(c["output"], -1, kMaxInt);

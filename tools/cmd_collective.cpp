@@ -23,7 +23,7 @@ struct CollectiveRun {
   int ranks = 8;
   int gpus_per_node = 8;
   int concurrent = 1;
-  bool tree = false;
+  CollectiveAlgo algo = CollectiveAlgo::automatic;
 };
 
 std::optional<CollectiveKind> kind_of(const std::string& op) {
@@ -83,7 +83,7 @@ Program build_collective_program(const CollectiveRun& run, std::int64_t bytes) {
     const GroupId g = b.group(fmt::format("comm{}", k), all);
     for (int r = 0; r < run.ranks; ++r) {
       if (kind) {
-        b.add(r, s, run.op, {}, CollectiveCall{*kind, g, bytes, DType::bf16, 0, -1, -1, run.tree});
+        b.add(r, s, run.op, {}, CollectiveCall{*kind, g, bytes, DType::bf16, 0, -1, -1, run.algo});
       } else {
         b.add(r, s, run.op, {},
               P2PCall{{Transfer{(r + 1) % run.ranks, bytes, k, -1}},
@@ -110,7 +110,9 @@ int run_collective_command(std::span<const std::string> argv, const CommandConte
        "all-to-all), as in nccl-tests; K/M/G suffixes [1G]"},
       {"--sweep", "MIN:MAX", "sizes from MIN to MAX, doubling, as an nccl-tests table"},
       {"--gpus-per-node", "G", "GPUs per node [the hardware profile's]"},
-      {"--algo", "ring|tree", "algorithm; tree: NCCL's tree all-reduce [ring]"},
+      {"--algo", "auto|ring|tree|nvls",
+       "all-reduce algorithm: NVLS inside a node where the profile has it, else ring (auto); "
+       "or force the ring, NCCL's tree, NVLS [auto]"},
       {"--concurrent", "K", "K identical operations at once on the same ranks [1]"},
   };
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
@@ -131,9 +133,10 @@ int run_collective_command(std::span<const std::string> argv, const CommandConte
   run.gpus_per_node =
       static_cast<int>(args.get_int("--gpus-per-node", out.hardware.gpus_per_node, 1, 1024));
   run.concurrent = static_cast<int>(args.get_int("--concurrent", 1, 1, 1024));
-  run.tree = args.get_choice("--algo", "ring", {"ring", "tree"}) == "tree";
-  if (run.tree && run.op != "allreduce") {
-    throw InputError("--algo tree exists for --op allreduce only (as in NCCL)");
+  const std::string algo = args.get_choice("--algo", "auto", {"auto", "ring", "tree", "nvls"});
+  run.algo = algo == "auto" ? CollectiveAlgo::automatic : *parse_collective_algo(algo);
+  if (run.algo != CollectiveAlgo::automatic && run.op != "allreduce") {
+    throw InputError(fmt::format("--algo {} is for --op allreduce only (as in NCCL)", algo));
   }
   if (run.op == "sendrecv" && run.ranks < 2) {
     throw InputError("--op sendrecv needs --ranks of at least 2");

@@ -52,7 +52,11 @@ Tiny tiny(int gpus_per_node) {
   // The plan match_communication produces for this program, written out by hand: the two
   // directions of the exchange and one all-gather instance.
   t.plan.transfers = {{t.p2p0, t.p2p1, 0, 1, 64 * kMiB, 7}, {t.p2p1, t.p2p0, 1, 0, 64 * kMiB, 7}};
-  t.plan.collectives = {{group, CollectiveKind::all_gather, 128 * kMiB, false, {t.ag0, t.ag1}}};
+  t.plan.collectives = {{group,
+                         CollectiveKind::all_gather,
+                         128 * kMiB,
+                         meshsim::CollectiveAlgo::automatic,
+                         {t.ag0, t.ag1}}};
   t.plan.op_transfer_begin = {0, 0, 2, 4, 4, 4};
   t.plan.op_transfers = {0, 1, 0, 1};
   t.plan.op_collective = {-1, -1, -1, 0, 0};

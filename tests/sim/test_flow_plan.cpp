@@ -86,7 +86,8 @@ TEST_CASE("tree all-reduce: log-depth latency, 2M/B bandwidth, the flow model ag
     const GroupId g = b.group("dp", range(0, world));
     for (int r = 0; r < world; ++r) {
       b.add(r, s, "ar", {},
-            CollectiveCall{CollectiveKind::all_reduce, g, bytes, DType::bf16, 0, -1, -1, true});
+            CollectiveCall{CollectiveKind::all_reduce, g, bytes, DType::bf16, 0, -1, -1,
+                           CollectiveAlgo::tree});
     }
     const Program p = std::move(b).finish();
     // nodes = world / 8, depth = ceil(log2 nodes), B = 370 GB/s (min(370, 8 x 48) across nodes):
