@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/engine_index.hpp"
 #include "sim/error.hpp"
 
 namespace meshsim {
@@ -251,6 +252,7 @@ CommPlan match_communication(const Program& program) {
 CommPlan validate_program(const Program& program) {
   CommPlan plan = match_communication(program);
   check_deadlock_free(program, plan);
+  plan.index = std::make_shared<const EngineIndex>(build_engine_index(program, plan));
   return plan;
 }
 

@@ -4,11 +4,14 @@
 // instance whose kind, size and dtype agree. The result is what the engine and the deadlock check
 // run on.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/program.hpp"
 
 namespace meshsim {
+
+struct EngineIndex;
 
 struct MatchedTransfer {
   OpId send_op = 0;
@@ -35,6 +38,9 @@ struct CommPlan {
   std::vector<std::int32_t> op_transfer_begin;
   std::vector<std::int32_t> op_transfers;
   std::vector<std::int32_t> op_collective;  // instance index, -1 for non-collective ops
+  // The engine's per-Program index, built once by validate_program and shared by every
+  // simulate() of the Program (simulate() builds its own when absent).
+  std::shared_ptr<const EngineIndex> index;
 };
 
 // Checks the Program's structure (ids, ranks, streams, deps, groups, slots, kernel shapes) and

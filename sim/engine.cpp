@@ -1,5 +1,7 @@
 #include "sim/engine.hpp"
 
+#include "sim/engine_index.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -12,7 +14,6 @@
 namespace meshsim {
 namespace {
 
-enum class OpKind : std::uint8_t { compute, p2p, collective };
 enum class EventType : std::uint8_t {
   op_done,
   transfer_done,
@@ -33,19 +34,7 @@ struct EventLater {
   }
 };
 
-constexpr std::int32_t kNone = -1;
-
-// The state the event loop touches per op, in one 32-byte record.
-struct HotOp {
-  std::int32_t pending = 0;  // readiness conditions not yet met
-  std::int32_t stream_next = kNone;
-  std::int32_t launch_next = kNone;  // single queue only
-  std::int32_t dependents_begin = 0;
-  std::int32_t dependents_end = 0;
-  std::int32_t xfers_left = 0;  // p2p: transfers not yet complete
-  std::int32_t rank = 0;
-  OpKind kind = OpKind::compute;
-};
+constexpr std::int32_t kNone = kNoOp;
 
 // One run of the readiness rules of design §2. Ops are renumbered internally by (position in
 // their rank's launch order, rank), the order in which a step advances across ranks, so the
@@ -68,7 +57,7 @@ class Run {
 
   Timeline execute() {
     for (std::size_t id = 0; id < n_; ++id) {  // in Program order, for stable tie-breaking
-      const std::int32_t i = internal_[id];
+      const std::int32_t i = index_->internal[id];
       if (ops_[static_cast<std::size_t>(i)].pending == 0) ready_.push_back(i);
     }
     drain_ready(0);
@@ -126,80 +115,19 @@ class Run {
                   "durations.collectives size differs from collective count");
     single_queue_ = program_.single_queue;
     const auto ranks = static_cast<std::size_t>(program_.world_size());
-    const std::size_t n_streams = program_.streams.size();
 
-    // Internal numbering: counting sort on (position in rank, rank).
-    std::vector<std::int32_t> position(n_);
-    std::vector<std::int32_t> per_rank(ranks, 0);
-    std::int32_t longest = 0;
-    for (std::size_t id = 0; id < n_; ++id) {
-      const auto r = static_cast<std::size_t>(program_.ops[id].rank);
-      position[id] = per_rank[r]++;
-      longest = std::max(longest, per_rank[r]);
+    if (plan_.index && plan_.index->ops.size() == n_) {
+      index_ = plan_.index.get();
+    } else {
+      local_index_ = build_engine_index(program_, plan_);
+      index_ = &local_index_;
     }
-    std::vector<std::int32_t> slot_begin(static_cast<std::size_t>(longest) + 1, 0);
-    for (std::size_t id = 0; id < n_; ++id)
-      ++slot_begin[static_cast<std::size_t>(position[id]) + 1];
-    for (std::size_t k = 1; k < slot_begin.size(); ++k) slot_begin[k] += slot_begin[k - 1];
-    order_.resize(n_);
-    internal_.resize(n_);
-    for (std::size_t id = 0; id < n_; ++id) {  // ranks ascend within a position: ids ascend
-      const std::int32_t i = slot_begin[static_cast<std::size_t>(position[id])]++;
-      order_[static_cast<std::size_t>(i)] = static_cast<OpId>(id);
-      internal_[id] = i;
-    }
-
-    ops_.assign(n_, HotOp{});
+    ops_ = index_->ops;
     compute_ns_.assign(n_, 0);
-    std::vector<std::int32_t> last_on_stream(ranks * n_streams, kNone);
-    std::vector<std::int32_t> last_launched(ranks, kNone);
-    std::vector<std::int32_t> dependents_count(n_, 0);
-    std::vector<std::pair<std::int32_t, std::int32_t>> dep_edges;  // (dep, dependent), internal
     for (std::size_t id = 0; id < n_; ++id) {
-      const Op& op = program_.ops[id];
-      const std::int32_t i = internal_[id];
-      HotOp& h = ops_[static_cast<std::size_t>(i)];
-      h.rank = op.rank;
-      h.kind = op.is_compute()                            ? OpKind::compute
-               : std::holds_alternative<P2PCall>(op.body) ? OpKind::p2p
-                                                          : OpKind::collective;
-      if (h.kind == OpKind::compute) {
-        MESHSIM_CHECK(durations_.ops[id] >= 0, "negative compute duration");
-        compute_ns_[static_cast<std::size_t>(i)] = durations_.ops[id];
-      } else if (h.kind == OpKind::p2p) {
-        h.xfers_left = plan_.op_transfer_begin[id + 1] - plan_.op_transfer_begin[id];
-      }
-      auto& prev = last_on_stream[static_cast<std::size_t>(op.rank) * n_streams +
-                                  static_cast<std::size_t>(op.stream)];
-      if (prev != kNone) {
-        ops_[static_cast<std::size_t>(prev)].stream_next = i;
-        ++h.pending;
-      }
-      prev = i;
-      auto& launched = last_launched[static_cast<std::size_t>(op.rank)];
-      if (single_queue_ && launched != kNone) {
-        ops_[static_cast<std::size_t>(launched)].launch_next = i;
-        ++h.pending;
-      }
-      launched = i;
-      h.pending += static_cast<std::int32_t>(op.deps.size());
-      for (OpId d : op.deps) {
-        const std::int32_t di = internal_[static_cast<std::size_t>(d)];
-        ++dependents_count[static_cast<std::size_t>(di)];
-        dep_edges.emplace_back(di, i);
-      }
-    }
-    // Dependents in CSR form, by internal index.
-    std::int32_t at = 0;
-    for (std::size_t i = 0; i < n_; ++i) {
-      ops_[i].dependents_begin = at;
-      ops_[i].dependents_end = at;
-      at += dependents_count[i];
-    }
-    dependents_.resize(static_cast<std::size_t>(at));
-    for (const auto& [dep, dependent] : dep_edges) {
-      HotOp& h = ops_[static_cast<std::size_t>(dep)];
-      dependents_[static_cast<std::size_t>(h.dependents_end++)] = dependent;
+      if (!program_.ops[id].is_compute()) continue;
+      MESHSIM_CHECK(durations_.ops[id] >= 0, "negative compute duration");
+      compute_ns_[static_cast<std::size_t>(index_->internal[id])] = durations_.ops[id];
     }
     xfer_ready_.assign(plan_.transfers.size(), 0);
     coll_arrived_.assign(plan_.collectives.size(), 0);
@@ -224,7 +152,7 @@ class Run {
     heap_ = decltype(heap_)(EventLater{}, std::move(storage));
   }
 
-  OpId id_of(std::int32_t i) const { return order_[static_cast<std::size_t>(i)]; }
+  OpId id_of(std::int32_t i) const { return index_->order[static_cast<std::size_t>(i)]; }
 
   void push(Nanos time, std::int32_t id, EventType type) {
     heap_.push(Event{time, seq_++, id, type});
@@ -391,7 +319,7 @@ class Run {
     }
     if (h.stream_next != kNone) satisfy(h.stream_next, op, false);
     for (std::int32_t k = h.dependents_begin; k < h.dependents_end; ++k) {
-      satisfy(dependents_[static_cast<std::size_t>(k)], op, false);
+      satisfy(index_->dependents[static_cast<std::size_t>(k)], op, false);
     }
     if (signals_.on_op_complete) {
       signals_.on_op_complete(id, timeline_.ops[static_cast<std::size_t>(id)]);
@@ -411,7 +339,7 @@ class Run {
     w.end = t;
     const auto& transfer = plan_.transfers[ti];
     for (OpId side : {transfer.send_op, transfer.recv_op}) {
-      const std::int32_t i = internal_[static_cast<std::size_t>(side)];
+      const std::int32_t i = index_->internal[static_cast<std::size_t>(side)];
       auto& ot = timeline_.ops[static_cast<std::size_t>(side)];
       if (ot.comm_start < 0 || w.start < ot.comm_start) ot.comm_start = w.start;
       if (--ops_[static_cast<std::size_t>(i)].xfers_left == 0) {
@@ -426,7 +354,7 @@ class Run {
     auto& w = timeline_.collectives[ci];
     w.end = t;
     for (OpId m : plan_.collectives[ci].members) {
-      complete_comm(internal_[static_cast<std::size_t>(m)], t, w.start, c);
+      complete_comm(index_->internal[static_cast<std::size_t>(m)], t, w.start, c);
     }
   }
 
@@ -467,11 +395,10 @@ class Run {
   std::size_t n_ = 0;
   bool single_queue_ = true;
 
-  std::vector<OpId> order_;             // internal index -> Program op id
-  std::vector<std::int32_t> internal_;  // Program op id -> internal index
+  const EngineIndex* index_ = nullptr;
+  EngineIndex local_index_;
   std::vector<HotOp> ops_;
   std::vector<Nanos> compute_ns_;
-  std::vector<std::int32_t> dependents_;
   std::vector<std::uint8_t> xfer_ready_;
   std::vector<std::int32_t> coll_arrived_;
   std::vector<std::int32_t> running_compute_;

@@ -1,0 +1,39 @@
+#pragma once
+// The part of an engine run that depends only on the Program and its CommPlan, built once and
+// reused by every simulate(): ops renumbered by (position in their rank's launch order, rank) —
+// the order in which a step advances across ranks, so the records an event touches sit close
+// together — with their static readiness counts, successors and dependents.
+#include <cstdint>
+#include <vector>
+
+#include "sim/comm_plan.hpp"
+#include "sim/program.hpp"
+
+namespace meshsim {
+
+enum class OpKind : std::uint8_t { compute, p2p, collective };
+
+inline constexpr std::int32_t kNoOp = -1;
+
+// The state the event loop touches per op, in one 32-byte record.
+struct HotOp {
+  std::int32_t pending = 0;  // readiness conditions not yet met
+  std::int32_t stream_next = kNoOp;
+  std::int32_t launch_next = kNoOp;  // single queue only
+  std::int32_t dependents_begin = 0;
+  std::int32_t dependents_end = 0;
+  std::int32_t xfers_left = 0;  // p2p: transfers not yet complete
+  std::int32_t rank = 0;
+  OpKind kind = OpKind::compute;
+};
+
+struct EngineIndex {
+  std::vector<OpId> order;             // internal index -> Program op id
+  std::vector<std::int32_t> internal;  // Program op id -> internal index
+  std::vector<HotOp> ops;              // initial state, by internal index
+  std::vector<std::int32_t> dependents;
+};
+
+EngineIndex build_engine_index(const Program& program, const CommPlan& plan);
+
+}  // namespace meshsim
