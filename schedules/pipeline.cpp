@@ -194,8 +194,11 @@ class PipelineBuilder {
   // joins the step after it (the exchange that follows a B goes out before the deferred W runs);
   // in interleaved 1F1B a forward joins the backward that follows it (Megatron exchanges once
   // per forward-backward pair, in both directions at once).
-  std::vector<std::vector<Part>> steps_of(const std::vector<PipeAction>& actions) const {
+  std::vector<std::vector<Part>> steps_of(int rank, const std::vector<PipeAction>& actions) const {
     std::vector<std::vector<Part>> steps;
+    // A rank whose warm-up runs every forward (Megatron's all-warm-up case) has no 1F1B pairs.
+    const bool pairs = cfg_.shape.schedule == PipelineSchedule::interleaved &&
+                       warmup_forwards(cfg_.shape, rank) < cfg_.shape.microbatches * v_;
     bool join = false;
     for (std::size_t k = 0; k < actions.size(); ++k) {
       const PipeAction& a = actions[k];
@@ -203,8 +206,7 @@ class PipelineBuilder {
       for (const auto& part : parts_of(a)) steps.back().push_back(part);
       const bool next_backward = k + 1 < actions.size() && is_backward(actions[k + 1].work);
       join = a.work == PipeWork::weight_grad ||
-             (cfg_.shape.schedule == PipelineSchedule::interleaved && a.work == PipeWork::forward &&
-              next_backward);
+             (pairs && a.work == PipeWork::forward && next_backward);
     }
     return steps;
   }
@@ -291,7 +293,7 @@ class PipelineBuilder {
 
   RankPlan plan_rank(int rank, const std::vector<PipeAction>& actions) const {
     RankPlan plan;
-    plan.steps = steps_of(actions);
+    plan.steps = steps_of(rank, actions);
     for (const auto& step : plan.steps) {
       plan.needs.emplace_back();
       plan.makes.emplace_back();
@@ -368,14 +370,6 @@ std::int64_t pipeline_message_bytes(const PipelineConfig& c) {
 
 void check_pipeline_config(const PipelineConfig& c) {
   check_pipeline_shape(c.shape);
-  if (c.shape.schedule == PipelineSchedule::interleaved &&
-      warmup_forwards(c.shape, 0) >= c.shape.microbatches * chunks_of(c.shape)) {
-    throw InputError(
-        fmt::format("--schedule interleaved with --microbatches {} runs every forward in the "
-                    "warm-up (Megatron's "
-                    "all-warm-up case), which is not supported yet; use at least {} microbatches",
-                    c.shape.microbatches, 2 * c.shape.stages));
-  }
   if (c.tokens <= 0) throw InputError(fmt::format("--tokens must be positive, got {}", c.tokens));
   if (c.hidden <= 0) throw InputError(fmt::format("--hidden must be positive, got {}", c.hidden));
   if (c.gpus_per_node <= 0) throw InputError("--gpus-per-node must be positive");
