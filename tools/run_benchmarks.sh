@@ -89,7 +89,7 @@ trap 'rm -rf "$tmp"' EXIT
 json="$tmp/bench.json"
 log="$tmp/bench.log"
 
-echo "running $bench (about half a minute)" >&2
+echo "running $bench (about a minute)" >&2
 status=0
 "$bench" --benchmark_format=json --benchmark_out="$json" --benchmark_out_format=json \
   "${bench_args[@]}" >"$log" 2>&1 || status=$?
@@ -192,6 +192,17 @@ printf '  %-44s %14s %14s\n' "validate_program, cp=256 (match + deadlock)" \
   "$(ms "$(cpu_ms BM_ValidateProgram/256)")" "$(mrate "$(get BM_ValidateProgram/256 ops_per_s)")"
 printf '  %-44s %14s %14s\n' "build_ring_attention, cp=256" \
   "$(ms "$(cpu_ms BM_BuildRingAttention/256)")" "$(mrate "$(get BM_BuildRingAttention/256 ops_per_s)")"
+printf '  %-44s %14s %14s\n' "pipeline 1f1b, p=64 m=1024 ($(int "$(get BM_EnginePipeline/1 ops)") ops)" \
+  "$(ms "$(cpu_ms BM_EnginePipeline/1)")" "$(mrate "$(get BM_EnginePipeline/1 ops_per_s)")"
+printf '  %-44s %14s %14s\n' "pipeline interleaved v=2, p=64 m=1024 ($(int "$(get BM_EnginePipeline/2 ops)") ops)" \
+  "$(ms "$(cpu_ms BM_EnginePipeline/2)")" "$(mrate "$(get BM_EnginePipeline/2 ops_per_s)")"
+printf '  %-44s %14s\n' "flow model: 1 GiB all-reduce, 4096 ranks" "$(ms "$(cpu_ms BM_FlowAllReduce4096)")"
+echo
+echo "flow model, cost per flow event (start or finish) with N concurrent flows:"
+for n in 10 100 1000 10000; do
+  r="$(get "BM_FlowEvents/$n" flow_events_per_s)"
+  [[ -n "$r" ]] && awk -v n="$n" -v r="$r" 'BEGIN { printf "  %6d flows: %10.2f us per event\n", n, 1e6 / r }'
+done
 echo
 echo "cp=256 run: $events256 engine events for $ops256 ops"
 echo "vs a bare heap push/pop of the same event count: $(compare "$(cpu_ms "$heap")")"
