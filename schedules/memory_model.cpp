@@ -1,0 +1,308 @@
+#include "schedules/memory_model.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "schedules/pipeline.hpp"
+#include "sim/enum_names.hpp"
+#include "sim/error.hpp"
+#include "sim/hardware_profile.hpp"
+
+namespace meshsim {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::array<std::string_view, 3> kRecomputeNames = {"none", "selective", "full"};
+constexpr std::array<std::string_view, 2> kCoreNames = {"flash", "materialized"};
+
+constexpr double kActivationBytes = 2;  // e: bf16 activations
+constexpr double kMaskBytes = 1;        // dropout masks
+constexpr double kFp32Bytes = 4;        // log-sum-exp, cross-entropy softmax
+
+double dbl(std::int64_t v) {
+  return static_cast<double>(v);
+}
+
+std::int64_t plan_seq(const TransformerModel& model, const MemoryPlan& plan) {
+  return plan.seq > 0 ? plan.seq : model.seq_len;
+}
+
+PipelineShape plan_shape(const MemoryPlan& plan) {
+  PipelineShape shape;
+  shape.schedule = plan.schedule;
+  shape.stages = plan.pp;
+  shape.microbatches = plan.microbatches;
+  shape.chunks = plan.vp;
+  return shape;
+}
+
+// Parameters of one layer on one tensor-parallel rank: every weight matrix and the biases of
+// column-parallel linears (QKV, MLP gate/up) split over t; the row-parallel biases (projection,
+// MLP down) and the norms replicated.
+std::int64_t layer_parameters_tp(const TransformerModel& m, std::int64_t t) {
+  const std::int64_t h = m.hidden, kv = m.kv_hidden(), f = m.ffn_hidden;
+  const std::int64_t matrices = 2 * h * h + 2 * h * kv + (m.gated_mlp ? 3 : 2) * h * f;
+  const std::int64_t column_bias = m.linear_bias ? h + 2 * kv + (m.gated_mlp ? 2 * f : f) : 0;
+  const std::int64_t row_bias = m.linear_bias ? 2 * h : 0;
+  return (matrices + column_bias) / t + row_bias + count_parameters(m).norms;
+}
+
+}  // namespace
+
+std::string_view to_string(Recompute r) {
+  return enum_name(kRecomputeNames, r);
+}
+std::optional<Recompute> parse_recompute(std::string_view s) {
+  return parse_enum_name<Recompute>(kRecomputeNames, s);
+}
+std::string_view to_string(AttentionCore c) {
+  return enum_name(kCoreNames, c);
+}
+std::optional<AttentionCore> parse_attention_core(std::string_view s) {
+  return parse_enum_name<AttentionCore>(kCoreNames, s);
+}
+
+LayerSplit split_layers(int layers, int stages) {
+  if (layers < 1) throw InputError(fmt::format("layers must be at least 1 (got {})", layers));
+  if (stages < 1) {
+    throw InputError(fmt::format("pipeline stages must be at least 1 (got {})", stages));
+  }
+  LayerSplit split;
+  if (layers % stages == 0) {
+    const int k = layers / stages;
+    split.layers.assign(static_cast<std::size_t>(stages), k);
+    split.first = split.middle = split.last = k;
+    split.rule = fmt::format("{} layers over {} pipeline stages: {} per stage", layers, stages, k);
+    return split;
+  }
+  // Megatron's uneven first/last-stage option: middle stages k = ceil(L / n), the first and the
+  // last share the rest.
+  const int k = (layers + stages - 1) / stages;
+  const int rest = layers - (stages - 2) * k;
+  if (rest < 0) {
+    throw InputError(fmt::format(
+        "{} layers cannot be split over {} pipeline stages: not evenly ({} mod {} = {}) and not by "
+        "Megatron's uneven first/last-stage option ({} middle stages of ceil({} / {}) = {} layers "
+        "need {} > {})",
+        layers, stages, layers, stages, layers % stages, stages - 2, layers, stages, k,
+        (stages - 2) * k, layers));
+  }
+  split.uneven = true;
+  split.middle = k;
+  split.first = (rest + 1) / 2;
+  split.last = rest / 2;
+  split.layers.assign(static_cast<std::size_t>(stages), k);
+  split.layers.front() = split.first;
+  split.layers.back() = split.last;
+  split.rule = fmt::format(
+      "{} layers over {} pipeline stages (not divisible): Megatron's uneven first/last-stage "
+      "option, first stage {}, {} middle stages x {} (ceil({} / {})), last stage {}",
+      layers, stages, split.first, stages - 2, k, layers, stages, split.last);
+  return split;
+}
+
+void check_memory_plan(const TransformerModel& model, const MemoryPlan& plan) {
+  require_positive(plan.tp, "--tp");
+  require_positive(plan.pp, "--pp");
+  require_positive(plan.cp, "--cp");
+  require_positive(plan.dp, "--dp");
+  require_positive(plan.vp, "--vp");
+  require_positive(plan.microbatches, "--microbatches");
+  require_positive(plan.microbatch_size, "--mbs");
+  if (plan.seq < 0) require_positive(plan.seq, "--seq");
+  const std::int64_t seq = plan_seq(model, plan);
+  const std::int64_t t = plan.tp;
+  const auto tp_divides = [&](std::string_view what, std::int64_t value, std::string_view why) {
+    if (value % t != 0) {
+      throw InputError(
+          fmt::format("--tp {} must divide the model's {} ({}): {}", t, what, value, why));
+    }
+  };
+  tp_divides("heads", model.heads, "each tensor-parallel rank computes heads / tp query heads");
+  tp_divides("kv_heads", model.kv_heads,
+             "Megatron shards the KV groups over tensor-parallel ranks");
+  tp_divides("ffn_hidden", model.ffn_hidden, "the MLP is split column- and row-wise over tp");
+  if (seq % plan.cp != 0) {
+    throw InputError(
+        fmt::format("--seq {} must be divisible by --cp {}: each context-parallel "
+                    "rank holds seq / cp tokens",
+                    seq, plan.cp));
+  }
+  if (plan.sequence_parallel && (seq / plan.cp) % t != 0) {
+    throw InputError(
+        fmt::format("--seq / --cp = {} must be divisible by --tp {} with sequence "
+                    "parallelism: each tensor-parallel rank holds a slice of the "
+                    "sequence",
+                    seq / plan.cp, t));
+  }
+  if (!(plan.workspace_bytes >= 0) || !(plan.param_bytes >= 0) || !(plan.grad_bytes >= 0) ||
+      !(plan.optimizer_bytes >= 0)) {
+    throw InputError("memory plan: byte sizes (workspace, per parameter) must be non-negative");
+  }
+  const PipelineShape shape = plan_shape(plan);
+  (void)split_layers(model.layers, plan.pp * chunks_of(shape));
+}
+
+ActivationTerms activation_terms(const TransformerModel& m, const MemoryPlan& plan) {
+  check_memory_plan(m, plan);
+  const double e = kActivationBytes;
+  const double seq = dbl(plan_seq(m, plan));
+  const double s = seq / plan.cp;  // tokens per rank
+  const double b = dbl(plan.microbatch_size);
+  const double h = dbl(m.hidden), a = dbl(m.heads), kv = dbl(m.kv_hidden()), f = dbl(m.ffn_hidden);
+  const double t = plan.tp;
+  const double sp = plan.sequence_parallel ? t : 1.0;
+  const double sbh = s * b * h;
+
+  // Kept whole (divided by t with sequence parallelism): 2 norm inputs, QKV input, MLP-up input,
+  // 2 dropout masks.
+  const double whole = 2 * e * sbh + e * sbh + e * sbh + (m.dropout ? 2 * kMaskBytes * sbh : 0);
+  // Divided by t: Q, K, V, projection input, MLP activation inputs and down input.
+  const double mlp = (m.gated_mlp ? 3 : 2) * e * s * b * f;
+  const double split = e * sbh + 2 * e * s * b * kv + e * sbh + mlp;
+  // Attention core, divided by t (heads split).
+  const double core = plan.attention_core == AttentionCore::flash
+                          ? kFp32Bytes * a * s * b / t
+                          : (m.dropout ? 2 * e + kMaskBytes : e) * a * s * seq * b / t;
+  const double stored_no_core = whole / sp + split / t;
+
+  ActivationTerms terms;
+  terms.layer_none = stored_no_core + core;
+  switch (plan.recompute) {
+    case Recompute::none:
+      terms.layer_stored = terms.layer_none;
+      break;
+    case Recompute::selective:
+      terms.layer_stored = stored_no_core;
+      terms.layer_working = plan.attention_core == AttentionCore::materialized ? core : 0;
+      break;
+    case Recompute::full:
+      terms.layer_stored = e * sbh / sp;
+      terms.layer_working = terms.layer_none;
+      break;
+  }
+  terms.embedding_extra = m.dropout ? kMaskBytes * sbh / sp : 0;
+  terms.output_extra = 2 * e * sbh / sp + kFp32Bytes * s * b * dbl(m.vocab) / t;
+  terms.kv_rank = 2 * b * s * kv / t * e;
+  if (plan.cp > 1) {
+    terms.cp_buffers =
+        plan.kv_rotation == KvRotation::allgather ? plan.cp * terms.kv_rank : 2 * terms.kv_rank;
+  }
+  return terms;
+}
+
+MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& plan,
+                               std::span<const int> inflight, const HardwareProfile& hardware) {
+  check_memory_plan(model, plan);
+  MESHSIM_CHECK(inflight.size() == static_cast<std::size_t>(plan.pp),
+                "estimate_memory: one in-flight count per pipeline rank");
+  const PipelineShape shape = plan_shape(plan);
+  const int chunks = chunks_of(shape);
+  const int n = plan.pp * chunks;
+  const ActivationTerms terms = activation_terms(model, plan);
+  const std::int64_t t = plan.tp;
+  const std::int64_t layer_params = layer_parameters_tp(model, t);
+  const ParameterCount full = count_parameters(model);
+  const std::int64_t vocab_rows = (model.vocab + t - 1) / t;  // vocabulary-parallel, ceil(V / t)
+  const std::int64_t word_embedding = vocab_rows * model.hidden;
+  const std::int64_t positions = full.embedding - model.vocab * model.hidden;  // replicated
+  const double optimizer_shards =
+      plan.distributed_optimizer ? static_cast<double>(plan.dp) * plan.cp : 1.0;
+
+  MemoryEstimate est;
+  est.split = split_layers(model.layers, n);
+  est.capacity_bytes = hardware.memory_bytes;
+  for (int r = 0; r < plan.pp; ++r) {
+    MESHSIM_CHECK(inflight[static_cast<std::size_t>(r)] >= 0,
+                  "estimate_memory: negative in-flight count");
+    StageMemory st;
+    st.rank = r;
+    st.inflight = inflight[static_cast<std::size_t>(r)];
+    double largest_chunk = 0;
+    for (int c = 0; c < chunks; ++c) {
+      const int g = global_stage(shape, r, c);
+      const int layers = est.split.layers[static_cast<std::size_t>(g)];
+      st.chunk_layers.push_back(layers);
+      st.parameters += layers * layer_params;
+      double chunk = layers * terms.layer_stored;
+      if (g == 0) {
+        st.embedding = true;
+        chunk += terms.embedding_extra;
+      }
+      if (g == n - 1) {
+        st.output_head = true;
+        chunk += terms.output_extra;
+      }
+      largest_chunk = std::max(largest_chunk, chunk);
+    }
+    if (st.embedding) st.parameters += word_embedding + positions;
+    if (st.output_head) {
+      st.parameters += full.final_norm;
+      // Untied: the head's shard. Tied: Megatron keeps a copy of the word embeddings on the last
+      // stage when it is not also the first.
+      if (!model.tied_embeddings || !st.embedding) st.parameters += word_embedding;
+    }
+    const double params = dbl(st.parameters);
+    st.weights = params * plan.param_bytes;
+    st.gradients = params * plan.grad_bytes;
+    st.optimizer = params * plan.optimizer_bytes / optimizer_shards;
+    st.activations = st.inflight * largest_chunk;
+    st.recompute_working = terms.layer_working;
+    st.cp_buffers = terms.cp_buffers;
+    st.workspace = plan.workspace_bytes;
+    if (st.total() > est.peak_bytes) {
+      est.peak_bytes = st.total();
+      est.peak_rank = r;
+    }
+    est.stages.push_back(std::move(st));
+  }
+  est.oom = est.peak_bytes > est.capacity_bytes;
+  return est;
+}
+
+MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& plan,
+                               const HardwareProfile& hardware) {
+  check_memory_plan(model, plan);
+  const PipelineShape shape = plan_shape(plan);
+  check_pipeline_shape(shape);
+  const std::vector<int> inflight = peak_inflight(shape);
+  return estimate_memory(model, plan, inflight, hardware);
+}
+
+json to_json(const MemoryEstimate& est) {
+  json stages = json::array();
+  for (const auto& st : est.stages) {
+    stages.push_back(json{
+        {"rank", st.rank},
+        {"layers", st.chunk_layers},
+        {"embedding", st.embedding},
+        {"output_head", st.output_head},
+        {"inflight", st.inflight},
+        {"parameters", st.parameters},
+        {"weights", st.weights},
+        {"gradients", st.gradients},
+        {"optimizer", st.optimizer},
+        {"activations", st.activations},
+        {"recompute_working", st.recompute_working},
+        {"cp_buffers", st.cp_buffers},
+        {"workspace", st.workspace},
+        {"total", st.total()},
+    });
+  }
+  return json{
+      {"oom", est.oom},
+      {"peak_bytes", est.peak_bytes},
+      {"peak_rank", est.peak_rank},
+      {"capacity_bytes", est.capacity_bytes},
+      {"layer_split",
+       {{"layers", est.split.layers}, {"uneven", est.split.uneven}, {"rule", est.split.rule}}},
+      {"stages", std::move(stages)},
+  };
+}
+
+}  // namespace meshsim

@@ -1,0 +1,177 @@
+#pragma once
+// Memory per rank of a parallel training plan (design §4.4, issue 6): weights, gradients, optimizer
+// state, activations of the in-flight microbatches, ring-attention K/V buffers and a workspace
+// allowance; over the GPU's memory the plan is OOM. Also how layers are split over pipeline stages
+// (Megatron's uneven first/last-stage option when they do not divide evenly).
+//
+// Notation: t = tp, s = seq / cp (tokens per rank), b = microbatch size, h = hidden, a = heads,
+// h_kv = kv_heads x head_dim, f = ffn_hidden, V = vocab, e = 2 (bf16 activations); masks of
+// dropout take 1 byte per element.
+//
+// Activations per layer and in-flight microbatch (Korthikanti et al. 2022, "Reducing Activation
+// Recomputation in Large Transformer Models", §4: sbh(34 + 5as/h) bytes without parallelism,
+// sbh(34 + 5as/h)/t with tensor + sequence parallelism), term by term so that GQA and SwiGLU fit:
+//   kept whole (divided by t only with sequence parallelism — the paper's "10"):
+//     2 norm inputs 2·e·sbh, QKV input e·sbh, MLP-up input e·sbh, 2 dropout masks 2·sbh (dropout)
+//   divided by t (the paper's "24"):
+//     Q e·sbh, K and V 2·e·sb·h_kv (GQA: the paper's 4sbh becomes 4sbh·kv_heads/heads),
+//     projection input e·sbh,
+//     MLP: non-gated e·sbf (activation input) + e·sbf (down input) = 4sbf (= 16sbh at f = 4h);
+//          SwiGLU e·sb·2f (gate and up outputs, the activation's inputs) + e·sbf (down input) =
+//          6sbf
+//   attention core, divided by t (the paper's 5as²b), `materialized`:
+//     softmax output e·a·s·S·b, dropout mask a·s·S·b and dropout output e·a·s·S·b (dropout), with
+//     S = seq the keys per query (S = s without CP: 5as²b); without dropout only e·a·s·S·b;
+//   `flash` (FlashAttention, which ring attention uses: the s x S scores never exist): the fp32
+//     log-sum-exp 4·a·s·b (the output O is the projection input, already counted).
+// With MHA, f = 4h, dropout and sequence parallelism this is sbh(34 + 5as/h)/t, the paper's tensor
+// + sequence parallel formula (without SP: sbh(10 + 24/t + 5as/(ht))); Megatron-LM's
+// theoretical_memory_usage.py uses the same 18 + 4f/h per sbh (selective recompute).
+// Recompute (the paper's §5):
+//   none       all of the above stays for every layer;
+//   selective  the attention core is recomputed: per layer everything except the core
+//              (34sbh/t in the paper's case);
+//   full       only each layer's input stays: e·sbh (/t with sequence parallelism), the paper's
+//              2sbh per layer; the layer being recomputed holds one layer's `none` activations
+//              during its backward (counted once, as recompute_working).
+// With selective recompute and a materialized core, one layer's core is recomputed at a time
+// (recompute_working = the core of one layer).
+// Extras per in-flight microbatch: the first global stage adds the embedding's dropout mask sbh
+// (/t with sequence parallelism) when the model has dropout; the last global stage adds the
+// paper's output-layer term 4sbh/t·(1 + V/h): final-norm input and head input e·sbh each (/t with
+// sequence parallelism) and the fp32 softmax of the vocabulary-parallel cross entropy 4·sb·V/t.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "schedules/model_catalog.hpp"
+#include "schedules/pipeline_orders.hpp"
+#include "schedules/ring_attention.hpp"
+
+namespace meshsim {
+
+struct HardwareProfile;
+
+enum class Recompute : std::uint8_t { none, selective, full };
+std::string_view to_string(Recompute r);  // "none", "selective", "full"
+std::optional<Recompute> parse_recompute(std::string_view s);
+
+enum class AttentionCore : std::uint8_t { flash, materialized };
+std::string_view to_string(AttentionCore c);  // "flash", "materialized"
+std::optional<AttentionCore> parse_attention_core(std::string_view s);
+
+// Layers per global pipeline stage (stage g of n in model order; the pipeline schedule maps
+// global stages to ranks and chunks, see global_stage()).
+// Rule: even when n divides L (L / n each). Otherwise Megatron's uneven first/last-stage option
+// (--decoder-first/last-pipeline-num-layers; the Llama 3 paper's 405B split): every middle stage
+// holds k = ceil(L / n) layers, the first and the last stage share the rest r = L - (n - 2)·k,
+// first ceil(r / 2), last floor(r / 2) (so both hold at most k; the first stage's embedding is a
+// lookup while the last stage also runs the output head and loss, so an odd layer goes first).
+// 126 layers over 16 stages: 7, 8 x 14, 7. Infeasible (r < 0, e.g. 10 layers over 8 stages) or
+// n = 1 with nothing to split: see split_layers.
+struct LayerSplit {
+  std::vector<int> layers;  // per global stage
+  bool uneven = false;
+  int first = 0;   // layers on the first global stage
+  int middle = 0;  // on each middle stage (uneven) / on every stage (even)
+  int last = 0;
+  std::string rule;  // one line stating the split, for the output
+  bool operator==(const LayerSplit&) const = default;
+};
+// Throws InputError when L layers cannot be split over n stages by either rule.
+LayerSplit split_layers(int layers, int stages);
+
+struct MemoryPlan {
+  int tp = 1;
+  int pp = 1;
+  int cp = 1;
+  int dp = 1;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  int vp = 1;            // chunks per rank for the interleaved schedule (V schedules use 2)
+  int microbatches = 1;  // m per step (only for the in-flight count the plan computes itself)
+  std::int64_t microbatch_size = 1;  // b
+  std::int64_t seq = 0;              // whole sequence; 0 = the model's seq_len
+  bool sequence_parallel = true;
+  Recompute recompute = Recompute::none;
+  bool distributed_optimizer = false;  // ZeRO-1: optimizer state sharded over dp x cp
+  AttentionCore attention_core = AttentionCore::flash;
+  KvRotation kv_rotation = KvRotation::p2p;
+  double workspace_bytes = 2e9;  // allowance: CUDA context, cuBLAS/NCCL workspaces, fragmentation
+  // Bytes per parameter: Megatron's mixed precision — bf16 weights, fp32 gradient buffer
+  // (accumulate-allreduce-grads-in-fp32), fp32 master weights + Adam m + v (4 + 4 + 4).
+  double param_bytes = 2;
+  double grad_bytes = 4;
+  double optimizer_bytes = 12;
+};
+
+// Throws InputError naming the flag for a plan the model cannot take: heads, kv_heads and
+// ffn_hidden divisible by tp (Megatron shards query groups over tp), seq divisible by cp and the
+// per-rank sequence by tp under sequence parallelism, positive sizes, vp >= 1 (interleaved),
+// the layer split (split_layers).
+void check_memory_plan(const TransformerModel& model, const MemoryPlan& plan);
+
+// Per-layer and per-stage activation terms of one microbatch on one rank (bytes; see the top).
+struct ActivationTerms {
+  double layer_none = 0;       // one layer, no recompute
+  double layer_stored = 0;     // one layer as stored under the plan's recompute choice
+  double layer_working = 0;    // transient, once per rank: recomputed layer (full) or core (sel.)
+  double embedding_extra = 0;  // first global stage, per in-flight microbatch
+  double output_extra = 0;     // last global stage, per in-flight microbatch
+  double kv_rank = 0;     // KV_r = 2·b·s·(kv_heads/t)·d·e: one rank's K and V of one layer
+  double cp_buffers = 0;  // cp > 1: p2p/alltoall 2·KV_r (received + arriving), allgather
+                          // cp·KV_r (the gathered K/V); 0 without CP
+};
+ActivationTerms activation_terms(const TransformerModel& model, const MemoryPlan& plan);
+
+struct StageMemory {
+  int rank = 0;                   // pipeline rank
+  std::vector<int> chunk_layers;  // layers of each local chunk
+  bool embedding = false;         // holds the first global stage
+  bool output_head = false;       // holds the last global stage (final norm, head, loss)
+  int inflight = 0;               // peak in-flight chunk-activations (microbatches for v = 1)
+  // This rank's TP shard: layer matrices and column-parallel biases / t, norms and row-parallel
+  // biases whole; word embedding and head ceil(V / t) x h (vocabulary-parallel, no padding).
+  std::int64_t parameters = 0;
+  double weights = 0;            // parameters x param_bytes
+  double gradients = 0;          // parameters x grad_bytes
+  double optimizer = 0;          // parameters x optimizer_bytes (/ (dp·cp) distributed)
+  double activations = 0;        // inflight x the largest chunk's activations (exact for v = 1)
+  double recompute_working = 0;  // ActivationTerms::layer_working
+  double cp_buffers = 0;
+  double workspace = 0;
+  double total() const {
+    return weights + gradients + optimizer + activations + recompute_working + cp_buffers +
+           workspace;
+  }
+};
+
+struct MemoryEstimate {
+  LayerSplit split;
+  std::vector<StageMemory> stages;  // one per pipeline rank (every TP/CP/DP rank of a stage is
+                                    // the same)
+  int peak_rank = 0;
+  double peak_bytes = 0;
+  double capacity_bytes = 0;  // the profile's memory_bytes
+  bool oom = false;           // peak_bytes > capacity_bytes
+};
+
+// inflight[r] = the schedule's peak in-flight chunk-activations of pipeline rank r (the pipeline
+// builder's peak_inflight(), e.g. 1F1B: min(p - r, m)); its size must be pp.
+MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& plan,
+                               std::span<const int> inflight, const HardwareProfile& hardware);
+// The same with inflight = peak_inflight({plan.schedule, pp, microbatches, vp}); the shape is
+// checked first (check_pipeline_shape: Megatron's interleaving rules, m >= 2p for DualPipeV, ...).
+MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& plan,
+                               const HardwareProfile& hardware);
+
+// {"oom", "peak_bytes", "peak_rank", "capacity_bytes", "layer_split": {...}, "stages": [{rank,
+// layers, inflight, parameters, weights, gradients, optimizer, activations, recompute_working,
+// cp_buffers, workspace, total}, ...]} in bytes.
+nlohmann::json to_json(const MemoryEstimate& estimate);
+
+}  // namespace meshsim

@@ -1,0 +1,314 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "schedules/memory_model.hpp"
+#include "schedules/pipeline.hpp"
+#include "sim/error.hpp"
+#include "sim/hardware_profile.hpp"
+
+using namespace meshsim;
+
+namespace {
+
+// The paper's case: MHA, f = 4h, GELU, dropout (Korthikanti et al. 2022). h = 64, a = 4, V = 1000.
+TransformerModel paper_model() {
+  TransformerModel m;
+  m.name = "paper";
+  m.layers = 4;
+  m.hidden = 64;
+  m.heads = 4;
+  m.kv_heads = 4;
+  m.ffn_hidden = 256;
+  m.vocab = 1000;
+  m.seq_len = 32;
+  m.gated_mlp = false;
+  m.tied_embeddings = false;
+  m.norm = NormKind::layernorm;
+  m.linear_bias = true;
+  m.position = PositionEmbedding::learned;
+  m.dropout = true;
+  return m;
+}
+
+MemoryPlan paper_plan(int tp, bool sp, Recompute r) {
+  MemoryPlan p;
+  p.tp = tp;
+  p.microbatch_size = 2;  // b
+  p.seq = 32;             // s
+  p.sequence_parallel = sp;
+  p.recompute = r;
+  p.attention_core = AttentionCore::materialized;
+  return p;
+}
+
+HardwareProfile with_memory(double bytes) {
+  HardwareProfile hw = load_hardware("h100-sxm");
+  hw.memory_bytes = bytes;
+  return hw;
+}
+
+}  // namespace
+
+TEST_CASE("memory model: Korthikanti et al. per-layer activations, by hand") {
+  const TransformerModel m = paper_model();
+  // s = 32, b = 2, h = 64, a = 4: sbh = 4096, 5as/h = 5 · 4 · 32 / 64 = 10.
+  SUBCASE("no parallelism: sbh(34 + 5as/h) = 4096 · 44") {
+    CHECK(activation_terms(m, paper_plan(1, false, Recompute::none)).layer_stored == 180'224.0);
+  }
+  SUBCASE("t = 2 with sequence parallelism: sbh(34 + 5as/h) / t") {
+    CHECK(activation_terms(m, paper_plan(2, true, Recompute::none)).layer_stored == 90'112.0);
+  }
+  SUBCASE("t = 2 without sequence parallelism: sbh(10 + 24/t + 5as/(ht)) = 4096 · 27") {
+    CHECK(activation_terms(m, paper_plan(2, false, Recompute::none)).layer_stored == 110'592.0);
+  }
+  SUBCASE("selective recompute: 34sbh / t, the core recomputed one layer at a time") {
+    const auto a = activation_terms(m, paper_plan(2, true, Recompute::selective));
+    CHECK(a.layer_stored == 69'632.0);   // 34 · 4096 / 2
+    CHECK(a.layer_working == 20'480.0);  // 5as²b / t = 5 · 4 · 32² · 2 / 2
+  }
+  SUBCASE("full recompute: 2sbh / t stored, one whole layer while it is recomputed") {
+    const auto a = activation_terms(m, paper_plan(2, true, Recompute::full));
+    CHECK(a.layer_stored == 4'096.0);  // 2 · 4096 / 2
+    CHECK(a.layer_working == 90'112.0);
+  }
+  SUBCASE("extras: embedding dropout mask sbh/t, output layer 4sbh/t (1 + V/h)") {
+    const auto a = activation_terms(m, paper_plan(2, true, Recompute::none));
+    CHECK(a.embedding_extra == 2'048.0);  // 4096 / 2
+    // 4 · 4096 / 2 · (1 + 1000 / 64) = 8192 + 128,000
+    CHECK(a.output_extra == 136'192.0);
+  }
+  SUBCASE("flash attention keeps the fp32 log-sum-exp instead of the s x s core") {
+    MemoryPlan p = paper_plan(2, true, Recompute::none);
+    p.attention_core = AttentionCore::flash;
+    // 34sbh/t + 4 · a · s · b / t = 69,632 + 4 · 4 · 32 · 2 / 2 = 69,632 + 512
+    CHECK(activation_terms(m, p).layer_stored == 70'144.0);
+    p.recompute = Recompute::selective;
+    const auto a = activation_terms(m, p);
+    CHECK(a.layer_stored == 69'632.0);
+    CHECK(a.layer_working == 0.0);
+  }
+}
+
+TEST_CASE("memory model: GQA and SwiGLU adaptation (llama3-8b layer)") {
+  const TransformerModel m = *builtin_model("llama3-8b");
+  MemoryPlan p;
+  p.tp = 8;
+  p.seq = 8192;
+  // No dropout: kept whole 2·2 (norm inputs) + 2 (QKV input) + 2 (MLP input) = 8 sbh;
+  // split over t: Q 2 + K,V 4 · 8/32 = 1 + projection 2 + SwiGLU 6f/h = 6 · 3.5 = 21 -> 26 sbh.
+  // sbh = 8192 · 4096 = 33,554,432: 34 sbh / 8 = 142,606,336, + lse 4 · 32 · 8192 / 8 = 131,072.
+  CHECK(activation_terms(m, p).layer_stored == 142'737'408.0);
+  // With CP 4 every term sees s = 2048 tokens: a quarter (flash has no s² term).
+  p.cp = 4;
+  const auto a = activation_terms(m, p);
+  CHECK(a.layer_stored == 142'737'408.0 / 4);
+  // KV_r = 2 · b · s · (kv/t) · d · e = 2 · 1 · 2048 · 1 · 128 · 2 = 1 MiB; p2p ring holds 2.
+  CHECK(a.kv_rank == 1'048'576.0);
+  CHECK(a.cp_buffers == 2'097'152.0);
+  p.kv_rotation = KvRotation::allgather;
+  CHECK(activation_terms(m, p).cp_buffers == 4 * 1'048'576.0);  // the gathered K/V of 4 ranks
+}
+
+TEST_CASE("memory model: uneven layer split (Megatron first/last-stage option)") {
+  // 126 layers over 16 stages: k = ceil(126/16) = 8 on 14 middle stages, rest 126 - 112 = 14
+  // shared 7 / 7 — the Llama 3 405B split.
+  const LayerSplit s = split_layers(126, 16);
+  CHECK(s.uneven);
+  CHECK(s.first == 7);
+  CHECK(s.middle == 8);
+  CHECK(s.last == 7);
+  std::vector<int> expect(16, 8);
+  expect.front() = expect.back() = 7;
+  CHECK(s.layers == expect);
+  CHECK(s.rule ==
+        "126 layers over 16 pipeline stages (not divisible): Megatron's uneven first/last-stage "
+        "option, first stage 7, 14 middle stages x 8 (ceil(126 / 16)), last stage 7");
+  // Even: 32 / 4 = 8 each.
+  const LayerSplit e = split_layers(32, 4);
+  CHECK_FALSE(e.uneven);
+  CHECK(e.layers == std::vector<int>{8, 8, 8, 8});
+  // 126 over 32 global stages (pp 16 x vp 2): k = 4, rest 126 - 30·4 = 6 -> 3 / 3.
+  const LayerSplit v = split_layers(126, 32);
+  CHECK(v.first == 3);
+  CHECK(v.last == 3);
+  // 126 over 128: one layer per middle stage, the first and last hold only the embedding and the
+  // head (the Llama 3 paper's note).
+  const LayerSplit l = split_layers(126, 128);
+  CHECK(l.first == 0);
+  CHECK(l.last == 0);
+  // Odd rest: 31 over 4 -> k = 8, rest 15 -> first 8, last 7.
+  CHECK(split_layers(31, 4).layers == std::vector<int>{8, 8, 8, 7});
+  // 10 over 8: 6 middle stages of 2 need 12 > 10.
+  CHECK_THROWS_WITH_AS(split_layers(10, 8),
+                       "10 layers cannot be split over 8 pipeline stages: not evenly (10 mod 8 = "
+                       "2) and not by Megatron's uneven first/last-stage option (6 middle stages "
+                       "of ceil(10 / 8) = 2 layers need 12 > 10)",
+                       InputError);
+}
+
+TEST_CASE("memory model: weights, gradients and optimizer state per rank; distributed optimizer") {
+  const TransformerModel m = *builtin_model("llama3-70b");
+  MemoryPlan p;
+  p.tp = 8;
+  p.pp = 4;
+  p.dp = 8;
+  p.cp = 2;
+  p.microbatches = 8;
+  p.seq = 8192;
+  p.recompute = Recompute::selective;
+  const HardwareProfile hw = with_memory(80e9);
+  const MemoryEstimate plain = estimate_memory(m, p, hw);
+  p.distributed_optimizer = true;
+  const MemoryEstimate sharded = estimate_memory(m, p, hw);
+  REQUIRE(plain.stages.size() == 4);
+  // Layer shard: (855,654,400 - 16,384 norm) / 8 + 16,384 = 106,971,136; 20 layers per stage.
+  // Rank 0 adds the word embedding: 128256 / 8 · 8192 = 131,334,144.
+  CHECK(plain.stages[0].parameters == 20 * 106'971'136LL + 131'334'144LL);
+  CHECK(plain.stages[1].parameters == 20 * 106'971'136LL);
+  // Rank 3 adds the final norm (8192) and its untied head shard (131,334,144).
+  CHECK(plain.stages[3].parameters == 20 * 106'971'136LL + 8'192 + 131'334'144LL);
+  for (std::size_t r = 0; r < 4; ++r) {
+    CAPTURE(r);
+    const auto& a = plain.stages[r];
+    const auto& b = sharded.stages[r];
+    const double n = static_cast<double>(a.parameters);
+    CHECK(a.weights == 2 * n);     // bf16
+    CHECK(a.gradients == 4 * n);   // fp32 gradient buffer
+    CHECK(a.optimizer == 12 * n);  // fp32 master + Adam m + v
+    // ZeRO-1 over the dp x cp = 16 ranks holding the same weights: 12 / 16 bytes per parameter.
+    CHECK(b.optimizer == doctest::Approx(a.optimizer / 16));
+    CHECK(b.weights == a.weights);
+    CHECK(b.gradients == a.gradients);
+    CHECK(b.activations == a.activations);
+  }
+}
+
+TEST_CASE("memory model: activations follow the schedule's peak in-flight microbatches") {
+  const TransformerModel m = *builtin_model("llama3-8b");
+  MemoryPlan p;
+  p.tp = 2;
+  p.pp = 4;
+  p.microbatches = 8;
+  p.seq = 4096;
+  const HardwareProfile hw = with_memory(80e9);
+  // 1F1B p = 4, m = 8: peak in-flight 4, 3, 2, 1 (design §4.2).
+  const MemoryEstimate est = estimate_memory(m, p, hw);
+  const auto a = activation_terms(m, p);
+  REQUIRE(est.stages.size() == 4);
+  CHECK(est.stages[0].inflight == 4);
+  CHECK(est.stages[3].inflight == 1);
+  CHECK(est.stages[0].chunk_layers == std::vector<int>{8});
+  CHECK(est.stages[0].activations == 4 * 8 * a.layer_stored);  // no dropout: no embedding extra
+  CHECK(est.stages[1].activations == 3 * 8 * a.layer_stored);
+  CHECK(est.stages[3].activations == 1 * (8 * a.layer_stored + a.output_extra));
+  CHECK(est.stages[0].workspace == 2e9);
+  CHECK(est.stages[0].cp_buffers == 0.0);
+  // The explicit in-flight overload gives the same result.
+  const std::vector<int> inflight = {4, 3, 2, 1};
+  CHECK(estimate_memory(m, p, inflight, hw).peak_bytes == est.peak_bytes);
+  // GPipe holds all m = 8 on every rank.
+  p.schedule = PipelineSchedule::gpipe;
+  CHECK(estimate_memory(m, p, hw).stages[2].inflight == 8);
+  // Full recompute: 8 layer inputs per microbatch + one layer being recomputed.
+  p.schedule = PipelineSchedule::one_f_one_b;
+  p.recompute = Recompute::full;
+  const auto f = activation_terms(m, p);
+  const MemoryEstimate full = estimate_memory(m, p, hw);
+  CHECK(full.stages[0].activations == 4 * 8 * f.layer_stored);
+  CHECK(full.stages[0].recompute_working == f.layer_none);
+}
+
+TEST_CASE("memory model: interleaved and V schedules place the embedding and the head") {
+  const TransformerModel m = *builtin_model("llama3-8b");
+  MemoryPlan p;
+  p.pp = 4;
+  p.microbatches = 8;
+  p.seq = 2048;
+  p.schedule = PipelineSchedule::interleaved;
+  p.vp = 2;
+  const HardwareProfile hw = with_memory(80e9);
+  const MemoryEstimate il = estimate_memory(m, p, hw);
+  // 32 layers over 8 global stages: 4 per chunk; chunk c of rank r is stage c·p + r.
+  CHECK(il.stages[0].chunk_layers == std::vector<int>{4, 4});
+  CHECK(il.stages[0].embedding);
+  CHECK_FALSE(il.stages[0].output_head);
+  CHECK(il.stages[3].output_head);
+  // DualPipeV: rank 0 holds stages 0 and 2p - 1, so the embedding and the head.
+  p.schedule = PipelineSchedule::dualpipev;
+  const MemoryEstimate v = estimate_memory(m, p, hw);
+  CHECK(v.stages[0].embedding);
+  CHECK(v.stages[0].output_head);
+  CHECK(v.stages[0].parameters == 8 * count_parameters(m).per_layer + count_parameters(m).total -
+                                      32 * count_parameters(m).per_layer);
+}
+
+TEST_CASE("memory model: tied embeddings keep a copy on the last stage when pp > 1") {
+  const TransformerModel g = *builtin_model("gpt3-175b");
+  MemoryPlan p;
+  p.tp = 8;
+  p.pp = 1;
+  const HardwareProfile hw = with_memory(1e15);
+  const auto one = estimate_memory(g, p, hw).stages[0].parameters;
+  p.pp = 2;
+  p.microbatches = 2;
+  const auto two = estimate_memory(g, p, hw);
+  // The copy: ceil(50257 / 8) = 6283 rows x 12288 on the last stage.
+  CHECK(two.stages[0].parameters + two.stages[1].parameters == one + 6283LL * 12288);
+}
+
+TEST_CASE("memory model: OOM against the profile's memory") {
+  const TransformerModel m = *builtin_model("llama3-70b");
+  MemoryPlan p;
+  p.tp = 8;
+  p.pp = 4;
+  p.dp = 8;
+  p.microbatches = 8;
+  p.seq = 8192;
+  p.recompute = Recompute::selective;
+  p.distributed_optimizer = true;
+  const MemoryEstimate fits = estimate_memory(m, p, load_hardware("h100-sxm"));
+  CHECK_FALSE(fits.oom);
+  CHECK(fits.capacity_bytes == 80e9);
+  CHECK(fits.peak_rank == 0);  // 1F1B: rank 0 holds p microbatches and the embedding
+  // One byte less than the peak: OOM.
+  CHECK(estimate_memory(m, p, with_memory(fits.peak_bytes - 1)).oom);
+  CHECK_FALSE(estimate_memory(m, p, with_memory(fits.peak_bytes)).oom);
+  // 70B unsharded on one GPU: 18 bytes x 70.55e9 parameters alone exceed 80 GB.
+  MemoryPlan single;
+  single.seq = 8192;
+  const MemoryEstimate one = estimate_memory(m, single, load_hardware("h100-sxm"));
+  CHECK(one.oom);
+  CHECK(one.stages[0].weights + one.stages[0].gradients + one.stages[0].optimizer ==
+        18.0 * 70'553'706'496.0);
+  const nlohmann::json j = to_json(one);
+  CHECK(j["oom"] == true);
+  CHECK(j["stages"][0]["total"].get<double>() == one.peak_bytes);
+}
+
+TEST_CASE("memory model: plans the model cannot take are rejected with the rule") {
+  const TransformerModel m = *builtin_model("llama3-70b");
+  MemoryPlan p;
+  p.tp = 16;
+  CHECK_THROWS_WITH_AS(check_memory_plan(m, p),
+                       "--tp 16 must divide the model's kv_heads (8): Megatron shards the KV "
+                       "groups over tensor-parallel ranks",
+                       InputError);
+  p.tp = 8;
+  p.cp = 3;
+  CHECK_THROWS_WITH_AS(check_memory_plan(m, p),
+                       "--seq 8192 must be divisible by --cp 3: each context-parallel rank holds "
+                       "seq / cp tokens",
+                       InputError);
+  p.cp = 1;
+  p.pp = 3;  // 80 layers over 3: k = 27 in the middle, rest 80 - 27 = 53 -> first 27, last 26
+  CHECK_NOTHROW(check_memory_plan(m, p));
+  p.pp = 0;
+  CHECK_THROWS_AS(check_memory_plan(m, p), InputError);
+  CHECK(parse_recompute("selective") == Recompute::selective);
+  CHECK_FALSE(parse_recompute("partial").has_value());
+  CHECK(to_string(Recompute::full) == "full");
+}
