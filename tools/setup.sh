@@ -12,6 +12,8 @@ readonly PACKAGES=(
   build-essential cmake ninja-build g++
   # libraries (find_package in CMakeLists.txt)
   libboost-graph-dev nlohmann-json3-dev libfmt-dev
+  # kernels/ (CPU GEMMs through CBLAS)
+  libopenblas-dev
   # tests: doctest unit tests, Google Benchmark benches, formatting check in tools/test-all.sh
   doctest-dev libbenchmark-dev clang-format
   # validate/ (CPU + MPI executor)
