@@ -18,5 +18,6 @@ int run_pipeline_command(std::span<const std::string> args, const CommandContext
 int run_tp_linear_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_collective_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_simulate_command(std::span<const std::string> args, const CommandContext& ctx);
+int run_validate_command(std::span<const std::string> args, const CommandContext& ctx);
 
 }  // namespace meshsim

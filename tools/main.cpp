@@ -28,6 +28,8 @@ constexpr SubCommand kCommands[] = {
     {"collective", "time a collective nccl-tests style (time, algbw, busbw; --sweep sizes)",
      meshsim::run_collective_command},
     {"simulate", "simulate a saved schedule graph (Program JSON)", meshsim::run_simulate_command},
+    {"validate", "run a workload's schedule graph for real under MPI and measure it",
+     meshsim::run_validate_command},
 };
 
 void print_usage(std::ostream& out) {

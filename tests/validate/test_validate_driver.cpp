@@ -1,0 +1,162 @@
+#include <doctest/doctest.h>
+
+#include <barrier>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "sim/comm_plan.hpp"
+#include "validate/inproc_comm.hpp"
+#include "validate/solo_world.hpp"
+#include "validate/validate_driver.hpp"
+#include "validate/workload.hpp"
+
+using namespace meshsim;
+
+namespace {
+
+// A world of N ranks as threads of this process (what MpiWorld is across processes).
+struct ThreadWorldShared {
+  explicit ThreadWorldShared(int n, const CommPlan& plan)
+      : size(n),
+        barrier(n),
+        hub(plan),
+        values(static_cast<std::size_t>(n)),
+        bytes(static_cast<std::size_t>(n)),
+        flags(static_cast<std::size_t>(n)) {}
+  int size;
+  std::barrier<> barrier;
+  InProcessHub hub;
+  std::vector<std::vector<std::int64_t>> values;
+  std::vector<std::vector<std::byte>> bytes;
+  std::vector<char> flags;
+};
+
+class ThreadWorld final : public RunWorld {
+ public:
+  ThreadWorld(ThreadWorldShared& shared, int rank) : s_(shared), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return s_.size; }
+  std::string describe() const override { return "threads"; }
+  void barrier() override { s_.barrier.arrive_and_wait(); }
+  bool can_unwind() const override { return true; }
+  std::vector<std::vector<std::int64_t>> gather(const std::vector<std::int64_t>& mine) override {
+    return exchange(s_.values, mine);
+  }
+  std::vector<std::vector<std::byte>> gather_bytes(const std::vector<std::byte>& mine) override {
+    return exchange(s_.bytes, mine);
+  }
+  bool all_true(bool mine) override {
+    s_.flags[static_cast<std::size_t>(rank_)] = mine ? 1 : 0;
+    barrier();
+    bool all = true;
+    for (char f : s_.flags) all = all && f != 0;
+    barrier();
+    return all;
+  }
+  [[noreturn]] void abort(int /*code*/) override { throw ExecutionError("abort"); }
+  std::unique_ptr<CommBackend> make_comm(const Program&, const CommPlan&,
+                                         const CommArgs& args) override {
+    return std::make_unique<InProcessCommBackend>(s_.hub, args);
+  }
+
+ private:
+  template <typename T>
+  std::vector<T> exchange(std::vector<T>& slots, const T& mine) {
+    slots[static_cast<std::size_t>(rank_)] = mine;
+    barrier();
+    std::vector<T> out;
+    if (rank_ == 0) out = slots;
+    barrier();
+    return out;
+  }
+  ThreadWorldShared& s_;
+  int rank_;
+};
+
+RingAttentionConfig small_ring(int cp) {
+  RingAttentionConfig c;
+  c.cp = cp;
+  c.seq = 16;
+  c.heads = 2;
+  c.kv_heads = 1;
+  c.head_dim = 4;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("one rank in one process: a measured timeline of every op") {
+  const Workload w{small_ring(1)};
+  const Program p = build_program(w);
+  const CommPlan plan = validate_program(p);
+  SoloWorld world;
+  ValidateOptions options;
+  options.gather_tensors = true;
+  const ValidateResult r = run_validation(p, plan, tensor_layout(w), world, options);
+  CHECK(r.root);
+  CHECK(r.timeline.ops.size() == p.ops.size());
+  CHECK(r.timeline.makespan > 0);
+  CHECK(r.memory_bytes.size() == 1);
+  CHECK(r.fill.from_layout == 3);
+  CHECK(r.tensors.size() == 7);  // q, kv, out, lse, dout, dq, dkv
+}
+
+TEST_CASE("four ranks as threads: records gathered to rank 0, tensors assembled") {
+  const Workload w{small_ring(4)};
+  const Program p = build_program(w);
+  const CommPlan plan = validate_program(p);
+  const TensorLayout layout = tensor_layout(w);
+  ThreadWorldShared shared(4, plan);
+  std::vector<ValidateResult> results(4);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 4; ++r) {
+    threads.emplace_back([&, r] {
+      ThreadWorld world(shared, r);
+      ValidateOptions options;
+      options.gather_tensors = true;
+      options.stall_timeout = std::chrono::milliseconds(20000);
+      results[static_cast<std::size_t>(r)] = run_validation(p, plan, layout, world, options);
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(results[0].root);
+  CHECK_FALSE(results[1].root);
+  CHECK(results[1].timeline.ops.empty());
+  CHECK(results[0].timeline.ops.size() == p.ops.size());
+  CHECK(results[0].timeline.transfers.size() == plan.transfers.size());
+  CHECK(results[0].memory_bytes.size() == 4);
+  REQUIRE(results[0].tensors.size() == 7);
+  CHECK(results[0].tensors[1].name == "kv");
+  CHECK(results[0].tensors[1].elements_written == 2 * 16 * 4);  // every element of k and v
+}
+
+TEST_CASE("a rank whose setup fails makes every rank fail; rank 0 reports") {
+  // A Program whose all-reduce needs more bytes than its slot: CommArgs refuses on every rank.
+  ProgramBuilder b(Mesh({{"tp", 2}}, 8), true, "bad setup");
+  const StreamId comm = b.stream("comm");
+  const GroupId g = b.group("tp", {0, 1});
+  for (int r = 0; r < 2; ++r) {
+    const SlotId s = b.slot(r, "x", DType::fp32, {r == 0 ? 4 : 16});
+    b.add(r, comm, "ar", {},
+          CollectiveCall{CollectiveKind::all_reduce, g, 64, DType::fp32, 0, s, s});
+  }
+  const Program p = std::move(b).finish();
+  const CommPlan plan = validate_program(p);
+  ThreadWorldShared shared(2, plan);
+  std::vector<int> reported(2, -1);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      ThreadWorld world(shared, r);
+      try {
+        run_validation(p, plan, TensorLayout{}, world, ValidateOptions{});
+      } catch (const SetupError& e) {
+        reported[static_cast<std::size_t>(r)] = e.report() ? 1 : 0;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(reported[0] == 1);  // rank 0's slot is too small: it reports
+  CHECK(reported[1] == 0);  // rank 1 was fine: it fails quietly
+}

@@ -1,0 +1,409 @@
+// meshsim validate: run a Program for real — one MPI process per rank, a thread per stream — and
+// report its measured timeline (design §5, validate/). The workload flags are those of the
+// simulating sub-commands (parsed here as they are there).
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "sim/comm_plan.hpp"
+#include "sim/error.hpp"
+#include "sim/hardware_profile.hpp"
+#include "sim/program_json.hpp"
+#include "tools/cli_args.hpp"
+#include "tools/commands.hpp"
+#include "tools/output_file.hpp"
+#include "traces/chrome_trace_writer.hpp"
+#include "validate/launch_env.hpp"
+#include "validate/measured_report.hpp"
+#include "validate/mpi_world.hpp"
+#include "validate/npy_writer.hpp"
+#include "validate/numerics.hpp"
+#include "validate/solo_world.hpp"
+#include "validate/validate_driver.hpp"
+#include "validate/workload.hpp"
+
+namespace meshsim {
+namespace {
+
+constexpr std::int64_t kBig = std::int64_t{1} << 40;
+
+std::vector<OptionSpec> ring_attention_options() {
+  return {
+      {"--cp", "N", "context-parallel ranks [8]"},
+      {"--seq", "S", "sequence length, split over the ranks [131072]"},
+      {"--batch", "B", "microbatch size [1]"},
+      {"--heads", "H", "query heads [32]"},
+      {"--kv-heads", "H", "key/value heads (grouped-query attention) [8]"},
+      {"--head-dim", "D", "head dimension [128]"},
+      {"--dtype", "bf16|fp16|fp32|fp64", "storage type of q, k, v, out [bf16]"},
+      {"--variant", "ring|zigzag", "load balance: none, or zigzag head-tail chunks [zigzag]"},
+      {"--rotate", "p2p|allgather|alltoall", "how K/V move between ranks [p2p]"},
+      {"--causal", "", "causal mask (the default)"},
+      {"--no-causal", "", "full (non-causal) attention; needs --variant ring"},
+      {"--pass", "fwd|bwd|fwd+bwd", "which passes to run [fwd+bwd]"},
+      {"--gpus-per-node", "G", "GPUs per node [the hardware profile's]"},
+      {"--max-connections", "N", "hardware queues: 1 = single queue (the default), more = several"},
+  };
+}
+
+Workload parse_ring_attention(const Args& args, int gpus_per_node) {
+  const RingAttentionConfig d;
+  RingAttentionConfig c;
+  c.cp = static_cast<int>(args.get_int("--cp", d.cp, 1, 1 << 20));
+  c.seq = args.get_int("--seq", d.seq, 1, kBig);
+  c.batch = args.get_int("--batch", d.batch, 1, kBig);
+  c.heads = args.get_int("--heads", d.heads, 1, 1 << 20);
+  c.kv_heads = args.get_int("--kv-heads", d.kv_heads, 1, 1 << 20);
+  c.head_dim = args.get_int("--head-dim", d.head_dim, 1, 1 << 20);
+  c.dtype = *parse_dtype(args.get_choice("--dtype", "bf16", {"bf16", "fp16", "fp32", "fp64"}));
+  c.variant = *parse_ring_variant(args.get_choice("--variant", "zigzag", {"ring", "zigzag"}));
+  c.rotate =
+      *parse_kv_rotation(args.get_choice("--rotate", "p2p", {"p2p", "allgather", "alltoall"}));
+  if (args.has("--causal") && args.has("--no-causal")) {
+    throw InputError("--causal and --no-causal contradict each other");
+  }
+  c.causal = !args.has("--no-causal");
+  c.pass = *parse_attention_pass(args.get_choice("--pass", "fwd+bwd", {"fwd", "bwd", "fwd+bwd"}));
+  c.gpus_per_node = static_cast<int>(args.get_int("--gpus-per-node", gpus_per_node, 1, 1024));
+  c.single_queue = args.get_int("--max-connections", 1, 1, 32) == 1;
+  return Workload{c};
+}
+
+std::vector<OptionSpec> tp_linear_options() {
+  return {
+      {"--tp", "T", "tensor-parallel ranks [8]"},
+      {"--tokens", "N", "rows of the input: sequence x microbatch [8192]"},
+      {"--in", "D", "input features of the whole layer [8192]"},
+      {"--out", "D", "output features of the whole layer [28672]"},
+      {"--kind", "column|row", "column: weight split by outputs; row: by inputs [column]"},
+      {"--mode", "allreduce|reducescatter",
+       "allreduce: no sequence parallelism; reducescatter: sequence parallelism [reducescatter]"},
+      {"--overlap", "async|sync", "column backward: overlap the collective with dW or not [async]"},
+      {"--pass", "fwd|bwd|fwd+bwd", "which passes to run [fwd+bwd]"},
+      {"--bias", "", "the layer has a bias"},
+      {"--dtype", "bf16|fp16|fp32|fp64", "storage type of activations and weights [bf16]"},
+      {"--gpus-per-node", "G", "GPUs per node [the hardware profile's]"},
+      {"--max-connections", "N", "hardware queues: 1 = single queue (the default), more = several"},
+  };
+}
+
+Workload parse_tp_linear(const Args& args, int gpus_per_node) {
+  const TpLinearConfig d;
+  TpLinearConfig c;
+  c.tp = static_cast<int>(args.get_int("--tp", d.tp, 1, 1 << 20));
+  c.tokens = args.get_int("--tokens", d.tokens, 1, kBig);
+  c.in_features = args.get_int("--in", d.in_features, 1, kBig);
+  c.out_features = args.get_int("--out", d.out_features, 1, kBig);
+  c.kind = *parse_tp_linear_kind(args.get_choice("--kind", "column", {"column", "row"}));
+  c.mode =
+      *parse_tp_mode(args.get_choice("--mode", "reducescatter", {"allreduce", "reducescatter"}));
+  c.overlap = *parse_tp_overlap(args.get_choice("--overlap", "async", {"async", "sync"}));
+  c.pass = *parse_tp_pass(args.get_choice("--pass", "fwd+bwd", {"fwd", "bwd", "fwd+bwd"}));
+  c.bias = args.has("--bias");
+  c.dtype = *parse_dtype(args.get_choice("--dtype", "bf16", {"bf16", "fp16", "fp32", "fp64"}));
+  c.gpus_per_node = static_cast<int>(args.get_int("--gpus-per-node", gpus_per_node, 1, 1024));
+  c.single_queue = args.get_int("--max-connections", 1, 1, 32) == 1;
+  return Workload{c};
+}
+
+std::vector<OptionSpec> pipeline_options() {
+  return {
+      {"--schedule", "gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipev", "pipeline schedule [1f1b]"},
+      {"--stages", "P", "pipeline ranks [4]"},
+      {"--microbatches", "M", "microbatches per step [8]"},
+      {"--chunks", "V", "model chunks per rank (interleaved) [2 for interleaved]"},
+      {"--group-size", "G", "interleaved: microbatches per group [P]"},
+      {"--time-f", "SECONDS", "simulation only: forward time (accepted, not used)"},
+      {"--time-b", "SECONDS", "simulation only: input-gradient time (accepted, not used)"},
+      {"--time-w", "SECONDS", "simulation only: weight-gradient time (accepted, not used)"},
+      {"--p2p-time", "SECONDS", "simulation only: p2p time (accepted, not used)"},
+      {"--activation-bytes", "BYTES",
+       "bytes per activation/gradient message [tokens x hidden x e]"},
+      {"--tokens", "N", "tokens per microbatch of the stage workload [4096]"},
+      {"--hidden", "H", "hidden size of the stage workload [4096]"},
+      {"--dtype", "bf16|fp16|fp32|fp64", "stage workload data type [bf16]"},
+      {"--gpus-per-node", "G", "GPUs per node [the hardware profile's]"},
+  };
+}
+
+Workload parse_pipeline(const Args& args, int gpus_per_node) {
+  PipelineConfig c;
+  c.shape.schedule = *parse_pipeline_schedule(args.get_choice(
+      "--schedule", "1f1b", {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "dualpipev"}));
+  c.shape.stages = static_cast<int>(args.get_int("--stages", 4, 1, 4096));
+  c.shape.microbatches = static_cast<int>(args.get_int("--microbatches", 8, 1, 1 << 20));
+  const bool two_chunks = c.shape.schedule == PipelineSchedule::interleaved ||
+                          c.shape.schedule == PipelineSchedule::zb_v ||
+                          c.shape.schedule == PipelineSchedule::dualpipev;
+  c.shape.chunks = static_cast<int>(args.get_int("--chunks", two_chunks ? 2 : 1, 1, 1024));
+  c.shape.group_size = static_cast<int>(args.get_int("--group-size", 0, 1, 1 << 20));
+  constexpr double kMaxSeconds = 1e6;
+  c.time_f = args.get_number("--time-f", -1, kMaxSeconds);
+  c.time_b = args.get_number("--time-b", -1, kMaxSeconds);
+  c.time_w = args.get_number("--time-w", -1, kMaxSeconds);
+  c.p2p_time = args.get_number("--p2p-time", -1, kMaxSeconds);
+  c.activation_bytes = static_cast<std::int64_t>(args.get_number("--activation-bytes", 0, 1e15));
+  c.tokens = args.get_int("--tokens", 4096, 1, std::int64_t{1} << 32);
+  c.hidden = args.get_int("--hidden", 4096, 1, std::int64_t{1} << 20);
+  c.dtype = *parse_dtype(args.get_choice("--dtype", "bf16", {"bf16", "fp16", "fp32", "fp64"}));
+  c.gpus_per_node = static_cast<int>(args.get_int("--gpus-per-node", gpus_per_node, 1, 1024));
+  return Workload{c};
+}
+
+std::vector<OptionSpec> validate_options() {
+  return {
+      {"--hardware", "NAME|FILE",
+       "hardware profile: its GPUs per node (the mesh) and its name in the trace [h100-sxm]"},
+      {"--seed", "N", "seed of the deterministic input fills [1]"},
+      {"--dump", "DIR",
+       "write the unsharded inputs and outputs as NumPy .npy files into DIR (created)"},
+      {"--trace", "FILE", "write the measured Chrome/Perfetto trace (the simulator's format)"},
+      {"--json", "", "print one JSON object instead of the table"},
+      {"--timeout", "SECONDS",
+       "abort the job when no op is dispatched or completed for this long; 0: never [300]"},
+      {"--save-program", "FILE", "write the schedule graph that ran as JSON"},
+  };
+}
+
+struct WorkloadCommand {
+  const char* name;
+  std::vector<OptionSpec> (*options)();
+  Workload (*parse)(const Args&, int gpus_per_node);
+  const char* example;
+};
+
+const WorkloadCommand kWorkloads[] = {
+    {"ring-attention", ring_attention_options, parse_ring_attention,
+     "mpirun -np 4 meshsim validate ring-attention --cp 4 --seq 4096 --heads 8 --kv-heads 8 "
+     "--head-dim 64 --trace measured.json"},
+    {"tp-linear", tp_linear_options, parse_tp_linear,
+     "mpirun -np 2 meshsim validate tp-linear --tp 2 --tokens 256 --in 512 --out 1024"},
+    {"pipeline", pipeline_options, parse_pipeline,
+     "mpirun -np 4 meshsim validate pipeline --stages 4 --microbatches 8 --tokens 64 --hidden 64"},
+};
+
+std::string usage() {
+  std::string out =
+      "usage: meshsim validate <workload> [flags]\n\n"
+      "Run a workload's schedule graph for real: one MPI process per rank (mpirun -np N), a "
+      "thread per\nstream, the same readiness rules as the simulator; report the measured "
+      "timeline.\n\nworkloads:\n";
+  for (const auto& w : kWorkloads) out += fmt::format("  {}\n", w.name);
+  out += "\nrun 'meshsim validate <workload> --help' for its flags.\n";
+  return out;
+}
+
+// The trace of a measured timeline, through the simulator's recorder: its signals in completion
+// order, as the engine would emit them.
+std::string measured_trace(const Program& program, const CommPlan& plan, const Timeline& tl,
+                           TraceMetadata metadata) {
+  ChromeTraceRecorder recorder(program, plan, std::move(metadata));
+  const EngineSignals signals = recorder.signals();
+  std::vector<OpId> ops(program.ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) ops[i] = static_cast<OpId>(i);
+  std::stable_sort(ops.begin(), ops.end(), [&](OpId a, OpId b) {
+    return tl.ops[static_cast<std::size_t>(a)].end < tl.ops[static_cast<std::size_t>(b)].end;
+  });
+  std::vector<std::int32_t> transfers(plan.transfers.size());
+  for (std::size_t t = 0; t < transfers.size(); ++t) transfers[t] = static_cast<std::int32_t>(t);
+  std::stable_sort(transfers.begin(), transfers.end(), [&](std::int32_t a, std::int32_t b) {
+    return tl.transfers[static_cast<std::size_t>(a)].end <
+           tl.transfers[static_cast<std::size_t>(b)].end;
+  });
+  std::size_t next_transfer = 0;
+  for (OpId op : ops) {
+    const Nanos end = tl.ops[static_cast<std::size_t>(op)].end;
+    while (next_transfer < transfers.size() &&
+           tl.transfers[static_cast<std::size_t>(transfers[next_transfer])].end <= end) {
+      const std::int32_t t = transfers[next_transfer++];
+      signals.on_transfer_complete(t, tl.transfers[static_cast<std::size_t>(t)]);
+    }
+    signals.on_op_complete(op, tl.ops[static_cast<std::size_t>(op)]);
+  }
+  for (; next_transfer < transfers.size(); ++next_transfer) {
+    const std::int32_t t = transfers[next_transfer];
+    signals.on_transfer_complete(t, tl.transfers[static_cast<std::size_t>(t)]);
+  }
+  std::ostringstream out;
+  recorder.write(out);
+  return out.str();
+}
+
+struct Request {
+  Workload workload;
+  HardwareProfile hardware;
+  std::uint64_t seed = 1;
+  std::string dump_dir, trace_path, save_path;
+  bool json = false;
+  std::chrono::milliseconds timeout{300000};
+};
+
+Request parse_request(const WorkloadCommand& w, const Args& args) {
+  Request r;
+  r.hardware = load_hardware(args.get("--hardware", "h100-sxm"));
+  r.workload = w.parse(args, r.hardware.gpus_per_node);
+  r.seed = static_cast<std::uint64_t>(
+      args.get_int("--seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
+  r.dump_dir = args.get("--dump", "");
+  r.trace_path = args.get("--trace", "");
+  r.save_path = args.get("--save-program", "");
+  r.json = args.has("--json");
+  r.timeout = std::chrono::milliseconds(
+      static_cast<std::int64_t>(args.get_number("--timeout", 300, 1e7) * 1000.0));
+  return r;
+}
+
+// Rank 0's outputs: files (staged together), then the report.
+int emit(const Request& req, const Program& program, const CommPlan& plan,
+         const ValidateResult& result, const std::string& backend, const CommandContext& ctx,
+         std::chrono::steady_clock::time_point started) {
+  OutputFiles files;
+  if (!req.save_path.empty())
+    files.stage(req.save_path, program_to_text(program), "--save-program");
+  if (!req.trace_path.empty()) {
+    files.stage(req.trace_path,
+                measured_trace(program, plan, result.timeline,
+                               TraceMetadata{"measured", MESHSIM_VERSION, ctx.command_line,
+                                             req.hardware.name, hardware_hash(req.hardware)}),
+                "--trace");
+  }
+  const TensorLayout layout = tensor_layout(req.workload);
+  if (!req.dump_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(req.dump_dir, ec);
+    if (ec)
+      throw InputError(fmt::format("--dump {}: cannot create: {}", req.dump_dir, ec.message()));
+    for (const auto& t : dump_tensors(layout, result.tensors)) {
+      files.stage((std::filesystem::path(req.dump_dir) / (t.name + ".npy")).string(),
+                  npy_file(t.shape, t.values, t.dtype), "--dump");
+    }
+  }
+  files.commit();
+  const NumericsOutcome numerics =
+      check_numerics(req.workload, layout, result.tensors, req.seed, /*kernels_ran=*/false);
+  ValidateRunInfo info;
+  info.command_line = ctx.command_line;
+  info.backend = backend;
+  info.kernels = "none (compute ops are not executed yet: no CPU kernel runner)";
+  info.seed = req.seed;
+  info.memory_bytes = result.memory_bytes;
+  info.numerics = numerics.not_computed_because;
+  info.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (req.json) {
+    ctx.out << measured_report_json(program, result.timeline, info).dump(2) << "\n";
+    return 0;
+  }
+  ctx.out << measured_report_text(program, result.timeline, info);
+  if (!req.dump_dir.empty()) ctx.out << fmt::format("tensors written to {}/\n", req.dump_dir);
+  if (!req.trace_path.empty()) {
+    ctx.out << fmt::format("trace written to {} (open it in https://ui.perfetto.dev)\n",
+                           req.trace_path);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_validate_command(std::span<const std::string> argv, const CommandContext& ctx) {
+  const auto started = std::chrono::steady_clock::now();
+  // Bad input is the same on every rank: only rank 0 says so (and prints help); every rank
+  // exits 2.
+  const LaunchEnv env = detect_launch_env();
+  auto bad_input = [&](const std::string& what) {
+    if (env.rank == 0) ctx.err << "meshsim: error: " << what << "\n";
+    return 2;
+  };
+  if (argv.empty() || argv[0] == "--help" || argv[0] == "-h") {
+    if (env.rank == 0) (argv.empty() ? ctx.err : ctx.out) << usage();
+    return argv.empty() ? 2 : 0;
+  }
+  const WorkloadCommand* w = nullptr;
+  for (const auto& c : kWorkloads) {
+    if (argv[0] == c.name) w = &c;
+  }
+  if (w == nullptr) {
+    return bad_input(fmt::format(
+        "validate: unknown workload '{}' (expected ring-attention, tp-linear or pipeline)",
+        argv[0]));
+  }
+  std::vector<OptionSpec> specs = w->options();
+  for (auto& o : validate_options()) specs.push_back(std::move(o));
+  std::optional<Args> parsed;
+  try {
+    parsed.emplace(fmt::format("validate {}", w->name), specs, argv.subspan(1));
+  } catch (const InputError& e) {
+    return bad_input(e.what());
+  }
+  const Args& args = *parsed;
+  if (args.help_requested()) {
+    if (env.rank != 0) return 0;
+    ctx.out << args.help_text(
+        "Run the workload's schedule graph for real: one MPI process per rank, a thread per "
+        "stream, the simulator's readiness rules, real MPI communication; report the measured "
+        "per-rank timeline and write it in the simulator's trace format.",
+        w->example);
+    return 0;
+  }
+  Request req;
+  Program program;
+  CommPlan plan;
+  try {
+    req = parse_request(*w, args);
+    program = build_program(req.workload);
+    plan = validate_program(program);
+    if (!env.under_launcher && program.world_size() > 1) {
+      throw InputError(
+          fmt::format("this Program has {} ranks ({}): run one process per rank under MPI: {}",
+                      program.world_size(), ranks_flag(req.workload),
+                      mpirun_command(program.world_size(), ctx.command_line)));
+    }
+  } catch (const InputError& e) {
+    return bad_input(e.what());
+  }
+
+  std::unique_ptr<RunWorld> world;
+  if (env.under_launcher) {
+    world = std::make_unique<MpiWorld>();
+  } else {
+    world = std::make_unique<SoloWorld>();
+  }
+  if (world->size() != program.world_size()) {
+    if (world->rank() == 0) {
+      ctx.err << fmt::format(
+          "meshsim: error: this Program has {} ranks ({}) but MPI started {} processes: run "
+          "{}\n",
+          program.world_size(), ranks_flag(req.workload), world->size(),
+          mpirun_command(program.world_size(), ctx.command_line));
+    }
+    return 2;
+  }
+  ValidateOptions options;
+  options.seed = req.seed;
+  options.stall_timeout = req.timeout;
+  options.gather_tensors = !req.dump_dir.empty();
+  options.report_failure = [&](const std::string& what) {
+    ctx.err << fmt::format("meshsim: error: rank {}: {}\n", world->rank(), what);
+    ctx.err.flush();
+  };
+  ValidateResult result;
+  try {
+    result = run_validation(program, plan, tensor_layout(req.workload), *world, options);
+  } catch (const SetupError& e) {
+    if (e.report()) ctx.err << "meshsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const ExecutionError& e) {
+    ctx.err << "meshsim: error: " << e.what() << "\n";
+    return 1;
+  }
+  if (!result.root) return 0;
+  return emit(req, program, plan, result, world->describe(), ctx, started);
+}
+
+}  // namespace meshsim

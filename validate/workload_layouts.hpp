@@ -1,0 +1,26 @@
+#pragma once
+// The tensor layouts of the workloads the builders emit: which global tensor each named slot of
+// each rank holds (see tensor_layout.hpp). They follow the builders' slot names and shapes:
+//
+// ring attention (design §4.1; global sequence order, dump layout of issue 5):
+//   q, out, dout, dq [b, S, H, d]; kv, dkv [2, b, S, H_kv, d] (k then v); lse [b, H, S];
+//   rank r holds the tokens rank_tokens(r) (zigzag: chunks r and 2N-1-r) on the S axis.
+//   Inputs: q, kv, dout (backward) and, for a backward-only pass, out and lse.
+// tensor-parallel linear (design §4.3): X [T, D_in], W [D_out, D_in] (fill scale 1/sqrt(D_in)),
+//   b [D_out], Y and dY [T, D_out], dX [T, D_in], dW [D_out, D_in], db [D_out]. Column: rank r
+//   holds rows r*D_out/t.. of W, b, dW, db and those columns of Y, dY; row: columns r*D_in/t.. of
+//   X, W, dX, dW. With sequence parallelism (t > 1) the activations outside the pair (column: X,
+//   dX; row: Y, dY) are split by token rows; otherwise every rank holds them whole.
+// pipeline: its Program has no tensor slots yet, so its layout is empty.
+#include "schedules/pipeline.hpp"
+#include "schedules/ring_attention.hpp"
+#include "schedules/tp_linear.hpp"
+#include "validate/tensor_layout.hpp"
+
+namespace meshsim {
+
+TensorLayout ring_attention_layout(const RingAttentionConfig& config);
+TensorLayout tp_linear_layout(const TpLinearConfig& config);
+TensorLayout pipeline_layout(const PipelineConfig& config);
+
+}  // namespace meshsim
