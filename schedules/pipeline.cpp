@@ -101,7 +101,7 @@ class PipelineBuilder {
     KernelCall call{KernelKind::gemm, cfg_.dtype, fwd, {}, {}};
     Phase phase = Phase::fwd;
     Nanos ns = fixed(cfg_.time_f);
-    std::string letter = "F";
+    std::string_view letter = "F";
     switch (work) {
       case PipeWork::forward:
         break;
