@@ -57,7 +57,7 @@ class RingBuilder {
  private:
   struct RankSlots {
     SlotId q, kv, out, lse, out_acc, blk_out, blk_lse;
-    SlotId dout, dq, dq_acc, blk_dq, blk_dkv, dkv;
+    SlotId dout, dq, dq_acc, blk_dq, dkv;
   };
 
   Block block(int r, int i) const {
@@ -79,14 +79,14 @@ class RingBuilder {
     return b;
   }
 
-  AttentionShape attention_shape(const Block& b) const {
-    return AttentionShape{cfg_.batch, cfg_.heads, cfg_.kv_heads, cfg_.head_dim, b.mask, b.q, b.k};
+  // The rows an accumulate adds: q rows of q-shaped slots, k rows of packed K/V slots.
+  AttentionShape row_block(std::vector<TokenRange> q, std::vector<TokenRange> k) const {
+    return AttentionShape{cfg_.batch,     cfg_.heads,   cfg_.kv_heads, cfg_.head_dim,
+                          MaskMode::none, std::move(q), std::move(k)};
   }
 
-  std::int64_t rows(const std::vector<TokenRange>& q) const {
-    std::int64_t t = 0;
-    for (const auto& x : q) t += x.size();
-    return t;
+  AttentionShape attention_shape(const Block& b) const {
+    return AttentionShape{cfg_.batch, cfg_.heads, cfg_.kv_heads, cfg_.head_dim, b.mask, b.q, b.k};
   }
 
   std::vector<OpId> take_waits() {
@@ -118,35 +118,51 @@ class RingBuilder {
                         std::move(body), std::move(deps));
   }
 
-  SlotId kv_slot(int r, std::string name, DType dtype, std::int64_t count = 1) {
+  // A packed K/V buffer holding rank `owner`'s tokens, or (count > 1) every rank's in a row.
+  SlotId kv_slot(int r, std::string name, DType dtype, int owner, std::int64_t count = 1) {
     std::vector<std::int64_t> shape{2, cfg_.batch, tokens_, cfg_.kv_heads, cfg_.head_dim};
-    if (count > 1) shape.insert(shape.begin(), count);
-    return builder_.slot(r, std::move(name), dtype, std::move(shape));
+    std::vector<TokenRange> tokens;
+    if (count > 1) {
+      shape.insert(shape.begin(), count);
+      for (int s = 0; s < count; ++s) {
+        const auto part = rank_tokens(cfg_, s);
+        tokens.insert(tokens.end(), part.begin(), part.end());
+      }
+    } else {
+      tokens = rank_tokens(cfg_, owner);
+    }
+    return builder_.slot(r, std::move(name), dtype, std::move(shape), std::move(tokens));
   }
+
+  // Rank holding the K/V rank r works on at ring step i.
+  int kv_owner(int r, int i) const { return ((r - i) % n_ + n_) % n_; }
 
   void emit_rank(int r) {
     const DType e = cfg_.dtype;
     const std::vector<std::int64_t> q_shape{cfg_.batch, tokens_, cfg_.heads, cfg_.head_dim};
     const std::vector<std::int64_t> lse_shape{cfg_.batch, cfg_.heads, tokens_};
+    const std::vector<TokenRange> mine = rank_tokens(cfg_, r);
+    auto local = [&](std::string name, DType dtype, const std::vector<std::int64_t>& shape) {
+      return builder_.slot(r, std::move(name), dtype, shape, mine);
+    };
     RankSlots s{};
-    s.q = builder_.slot(r, "q", e, q_shape);
-    s.kv = kv_slot(r, "kv", e);
-    s.out = builder_.slot(r, "out", e, q_shape);
-    s.lse = builder_.slot(r, "lse", DType::fp32, lse_shape);
+    s.q = local("q", e, q_shape);
+    s.kv = kv_slot(r, "kv", e, r);
+    s.out = local("out", e, q_shape);
+    s.lse = local("lse", DType::fp32, lse_shape);
     waits_.clear();
     if (cfg_.pass != AttentionPass::bwd) {
-      s.out_acc = builder_.slot(r, "out_acc", DType::fp32, q_shape);
-      s.blk_out = builder_.slot(r, "block_out", DType::fp32, q_shape);
-      s.blk_lse = builder_.slot(r, "block_lse", DType::fp32, lse_shape);
+      s.out_acc = local("out_acc", DType::fp32, q_shape);
+      s.blk_out = local("block_out", DType::fp32, q_shape);
+      s.blk_lse = local("block_lse", DType::fp32, lse_shape);
       emit_forward(r, s);
     }
     if (cfg_.pass != AttentionPass::fwd) {
-      s.dout = builder_.slot(r, "dout", e, q_shape);
-      s.dq = builder_.slot(r, "dq", e, q_shape);
-      s.dq_acc = builder_.slot(r, "dq_acc", DType::fp32, q_shape);
-      s.blk_dq = builder_.slot(r, "block_dq", DType::fp32, q_shape);
-      s.blk_dkv = kv_slot(r, "block_dkv", DType::fp32);
-      s.dkv = kv_slot(r, "dkv", e);
+      s.dout = local("dout", e, q_shape);
+      s.dq = local("dq", e, q_shape);
+      s.dq_acc = local("dq_acc", DType::fp32, q_shape);
+      s.blk_dq = local("block_dq", DType::fp32, q_shape);
+      s.dkv = kv_slot(r, "dkv", e, r);
       emit_backward(r, s);
     }
   }
@@ -163,7 +179,7 @@ class RingBuilder {
     ring.src.assign(static_cast<std::size_t>(n_), s.kv);
     ring.arrive.assign(static_cast<std::size_t>(n_), -1);
     if (cfg_.rotate == KvRotation::allgather && n_ > 1) {
-      const SlotId all = kv_slot(r, fmt::format("kv_all_{}", to_string(phase)), cfg_.dtype, n_);
+      const SlotId all = kv_slot(r, fmt::format("kv_all_{}", to_string(phase)), cfg_.dtype, 0, n_);
       const OpId ag =
           builder_.add(r, comm_, phase == Phase::fwd ? "kv all-gather" : "kv all-gather (bwd)",
                        OpLabels{phase, -1, -1, 0, -1},
@@ -184,8 +200,8 @@ class RingBuilder {
       waits_.push_back(ring.arrive[ui]);
     }
     if (cfg_.rotate == KvRotation::allgather || i + 1 >= n_) return;
-    const SlotId next =
-        kv_slot(r, fmt::format("kv_{}_step{}", to_string(phase), i + 1), cfg_.dtype);
+    const SlotId next = kv_slot(r, fmt::format("kv_{}_step{}", to_string(phase), i + 1), cfg_.dtype,
+                                kv_owner(r, i + 1));
     const int tag = (phase == Phase::fwd ? 0 : n_) + i;
     ring.arrive[ui + 1] = rotation(
         r, fmt::format("kv {} step {}", cfg_.rotate == KvRotation::p2p ? "exchange" : "permute", i),
@@ -226,33 +242,36 @@ class RingBuilder {
     const std::int64_t dkv_bytes = kv_elems_ * dtype_bytes(DType::fp32);
     // Step 0's block gradient starts the accumulator this rank passes on; later blocks go to
     // block_dkv and are added into the accumulator received from rank r-1.
-    SlotId dkv_held = kv_slot(r, "dkv_step0", DType::fp32);
+    SlotId dkv_held = kv_slot(r, "dkv_step0", DType::fp32, r);
     OpId dkv_arrive = -1;
     for (int i = 0; i < n_; ++i) {
       kv_ring_step(r, ring, i, Phase::bwd);
       const Block b = block(r, i);
       OpId send_after = -1;
+      // The block gradient of the K/V this step works on (its owner's tokens).
+      const SlotId blk_dkv = i == 0 || !b.computed ? dkv_held
+                                                   : kv_slot(r, fmt::format("block_dkv_step{}", i),
+                                                             DType::fp32, kv_owner(r, i));
       if (b.computed) {
         const OpId bwd = kernel(r, fmt::format("attn bwd step {}", i), Phase::bwd, i,
                                 KernelKind::attention_bwd, cfg_.dtype, attention_shape(b),
                                 {s.q, ring.src[static_cast<std::size_t>(i)], s.out, s.dout, s.lse},
-                                {s.blk_dq, i == 0 ? dkv_held : s.blk_dkv}, take_waits());
+                                {s.blk_dq, blk_dkv}, take_waits());
         kernel(r, fmt::format("dq accumulate step {}", i), Phase::bwd, i, KernelKind::accumulate,
-               DType::fp32, VectorShape{cfg_.batch * rows(b.q) * cfg_.heads * cfg_.head_dim},
-               {s.blk_dq, s.dq_acc}, {s.dq_acc}, {});
+               DType::fp32, row_block(b.q, {}), {s.blk_dq, s.dq_acc}, {s.dq_acc}, {});
         send_after = bwd;
       }
       if (i > 0) {
         waits_.push_back(dkv_arrive);  // the dK/dV accumulated so far by the ranks before
         if (b.computed) {
-          const std::int64_t elems = b.kv_first_half ? kv_elems_ / 2 : kv_elems_;
           send_after = kernel(r, fmt::format("dkv accumulate step {}", i), Phase::bwd, i,
-                              KernelKind::accumulate, DType::fp32, VectorShape{elems},
-                              {s.blk_dkv, dkv_held}, {dkv_held}, take_waits());
+                              KernelKind::accumulate, DType::fp32, row_block({}, b.k),
+                              {blk_dkv, dkv_held}, {dkv_held}, take_waits());
         }
       }
       if (n_ == 1) break;
-      const SlotId next = kv_slot(r, fmt::format("dkv_step{}", i + 1), DType::fp32);
+      const SlotId next =
+          kv_slot(r, fmt::format("dkv_step{}", i + 1), DType::fp32, kv_owner(r, i + 1));
       dkv_arrive =
           rotation(r, fmt::format("dkv {} step {}", permute ? "permute" : "exchange", i),
                    Phase::bwd, i, dkv_held, next, dkv_bytes, DType::fp32, 2 * n_ + i, permute,

@@ -138,8 +138,9 @@ class TpLinearBuilder {
 
   // A kernel on the compute stream; it consumes the waits recorded since the last one.
   OpId kernel(int r, std::string name, Phase phase, KernelKind kind, KernelShape shape,
-              std::vector<SlotId> in, std::vector<SlotId> out) {
-    KernelCall call{kind, cfg_.dtype, std::move(shape), std::move(in), std::move(out)};
+              std::vector<SlotId> in, std::vector<SlotId> out,
+              ElementwiseFn fn = ElementwiseFn::none) {
+    KernelCall call{kind, cfg_.dtype, std::move(shape), std::move(in), std::move(out), fn};
     last_compute_ = builder_.add(r, compute_, std::move(name), OpLabels{phase, -1, -1, -1, -1},
                                  std::move(call), take_waits());
     return last_compute_;
@@ -187,13 +188,14 @@ class TpLinearBuilder {
   void bias_add(int r, SlotId y, SlotId b, std::int64_t rows) {
     if (!cfg_.bias) return;
     // Y[i, :] += b over rows x n elements.
-    kernel(r, "bias add", Phase::fwd, KernelKind::elementwise, VectorShape{rows * n_}, {y, b}, {y});
+    kernel(r, "bias add", Phase::fwd, KernelKind::elementwise, VectorShape{rows * n_}, {y, b}, {y},
+           ElementwiseFn::bias_add);
   }
   void bias_grad(int r, SlotId dy_total, SlotId db) {
     if (!cfg_.bias) return;
     // db += sum over the T rows of dY: a reduction reading T x n elements.
     kernel(r, "bias grad", Phase::wgrad, KernelKind::elementwise, VectorShape{tokens() * n_},
-           {dy_total, db}, {db});
+           {dy_total, db}, {db}, ElementwiseFn::bias_grad);
   }
 
   // --- the four layer halves (design §4.3, seed 002) ---------------------------------------------

@@ -75,7 +75,7 @@ void check_structure(const Program& p) {
       }
     }
     if (const auto* k = std::get_if<KernelCall>(&op.body)) {
-      if (k->shape.index() != expected_shape_index(k->kind)) {
+      if (!accepts_shape(k->kind, k->shape.index())) {
         fail(id, fmt::format("kernel {} has the wrong shape kind", to_string(k->kind)));
       }
       for (SlotId s : k->inputs) check_slot(id, s, op.rank);

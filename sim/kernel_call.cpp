@@ -10,6 +10,9 @@ constexpr std::array<std::string_view, kKernelKindCount> kKindNames = {
     "gemm", "attention_fwd", "attention_bwd", "lse_merge",        "accumulate",
     "copy", "elementwise",   "loss",          "optimizer_update", "linear_bwd"};
 
+constexpr std::array<std::string_view, kElementwiseFnCount> kFnNames = {
+    "none", "bias_add", "bias_grad", "relu", "gelu"};
+
 std::int64_t total_tokens(const std::vector<TokenRange>& ranges) {
   std::int64_t n = 0;
   for (const auto& r : ranges) n += r.size();
@@ -33,6 +36,13 @@ std::int64_t causal_pairs(const TokenRange& q, const TokenRange& k) {
   const std::int64_t full_from = std::max(lo, k.end - 1);
   if (q.end > full_from) pairs += (q.end - full_from) * k.size();
   return pairs;
+}
+
+// Elements an accumulate over row blocks adds: the q rows of q-shaped slots plus the k rows of
+// packed K/V slots.
+double accumulated_elements(const AttentionShape& a) {
+  return static_cast<double>(a.batch * a.head_dim *
+                             (total_tokens(a.q) * a.heads_q + 2 * total_tokens(a.k) * a.heads_kv));
 }
 
 }  // namespace
@@ -72,6 +82,22 @@ std::size_t expected_shape_index(KernelKind k) {
   }
 }
 
+bool accepts_shape(KernelKind k, std::size_t shape_index) {
+  return shape_index == expected_shape_index(k) ||
+         (k == KernelKind::accumulate && shape_index == 1);
+}
+
+std::string_view to_string(ElementwiseFn f) {
+  return kFnNames[static_cast<std::size_t>(f)];
+}
+
+std::optional<ElementwiseFn> parse_elementwise_fn(std::string_view name) {
+  for (std::size_t i = 0; i < kFnNames.size(); ++i) {
+    if (kFnNames[i] == name) return static_cast<ElementwiseFn>(i);
+  }
+  return std::nullopt;
+}
+
 std::int64_t attention_pairs(const AttentionShape& s) {
   std::int64_t pairs = 0;
   for (const auto& q : s.q) {
@@ -98,6 +124,7 @@ double kernel_flops(const KernelCall& call) {
           return 0.0;
       }
     }();
+    if (call.kind == KernelKind::accumulate) return accumulated_elements(*a);
     if (per_pair_head == 0.0) {
       // lse_merge: a handful of flops per output element (exp, scale, add)
       return 4.0 * static_cast<double>(a->batch * a->heads_q * total_tokens(a->q) * a->head_dim);
@@ -136,6 +163,8 @@ double kernel_bytes(const KernelCall& call) {
     const double kv_elems = 2.0 * b * tk * static_cast<double>(a->heads_kv) * d;
     const double lse_bytes = 4.0 * b * static_cast<double>(a->heads_q) * tq;
     switch (call.kind) {
+      case KernelKind::accumulate:  // read x, read y, write y
+        return 3.0 * e * accumulated_elements(*a);
       case KernelKind::attention_fwd:  // read q, k, v; write out (fp32 block) and lse
         return e * (q_elems + kv_elems) + 4.0 * q_elems + lse_bytes;
       case KernelKind::attention_bwd:  // read q, k, v, out, dout, lse; write dq, dk, dv in fp32

@@ -18,7 +18,7 @@ enum class KernelKind : std::uint8_t {
   attention_fwd,     // out, lse of a (q ranges) x (k ranges) block; AttentionShape
   attention_bwd,     // dq, dk, dv of a block; AttentionShape
   lse_merge,         // merge a block's (out, lse) into the accumulators; AttentionShape (q only)
-  accumulate,        // y += x; VectorShape
+  accumulate,        // y += x; VectorShape, or AttentionShape for row blocks of attention slots
   copy,              // y = x (slice, concat, dtype conversion); VectorShape
   elementwise,       // y = f(x); VectorShape
   loss,              // scalar loss and its gradient; VectorShape
@@ -59,12 +59,23 @@ struct VectorShape {
 
 using KernelShape = std::variant<GemmShape, AttentionShape, VectorShape>;
 
+// What an elementwise kernel computes, and the activation fused into a layer's GEMMs (cuBLASLt's
+// RELU/GELU_AUX epilogues forward, the matching DRELU/DGELU on the gradient backward):
+//   elementwise bias_add:  inputs {y, b} -> {y}, y[i, j] += b[j] (y [rows, n]);
+//   elementwise bias_grad: inputs {dy, db} -> {db}, db[j] += sum_i dy[i, j];
+//   elementwise relu|gelu: inputs {x} -> {y}, y = f(x);
+//   gemm with relu|gelu: outputs {y, pre}: pre = A B, y = f(pre) (pre kept for the backward);
+//   linear_bwd with relu|gelu: inputs {x, w, dy, pre}: the gradient is f'(pre) * dy.
+enum class ElementwiseFn : std::uint8_t { none, bias_add, bias_grad, relu, gelu };
+inline constexpr int kElementwiseFnCount = 5;
+
 struct KernelCall {
   KernelKind kind = KernelKind::elementwise;
   DType dtype = DType::bf16;  // storage type of the operands
   KernelShape shape = VectorShape{};
   std::vector<SlotId> inputs;
   std::vector<SlotId> outputs;
+  ElementwiseFn fn = ElementwiseFn::none;
   bool operator==(const KernelCall&) const = default;
 };
 
@@ -73,8 +84,15 @@ std::optional<KernelKind> parse_kernel_kind(std::string_view name);
 std::string_view to_string(MaskMode m);
 std::optional<MaskMode> parse_mask_mode(std::string_view name);
 
-// The shape alternative each kind requires (index into KernelShape).
+std::string_view to_string(ElementwiseFn f);
+std::optional<ElementwiseFn> parse_elementwise_fn(std::string_view name);
+
+// The shape alternative each kind takes first (index into KernelShape), and whether it accepts a
+// given alternative (accumulate also takes an AttentionShape: y += x on the rows of the q ranges
+// of [batch, tokens, heads_q, head_dim] slots, or of the k ranges of packed
+// [2, batch, tokens, heads_kv, head_dim] slots, found through the slots' token positions).
 std::size_t expected_shape_index(KernelKind k);
+bool accepts_shape(KernelKind k, std::size_t shape_index);
 
 // Query-key pairs the block computes per head and sample (attention kinds), 0 otherwise. With a
 // causal mask a pair (i, j) counts when j <= i.

@@ -64,9 +64,10 @@ GroupId ProgramBuilder::group(std::string_view dim, std::vector<int> ranks) {
 }
 
 SlotId ProgramBuilder::slot(int rank, std::string name, DType dtype,
-                            std::vector<std::int64_t> shape) {
+                            std::vector<std::int64_t> shape, std::vector<TokenRange> tokens) {
   const auto id = static_cast<SlotId>(program_.slots.size());
-  program_.slots.push_back(TensorSlot{id, rank, std::move(name), dtype, std::move(shape)});
+  program_.slots.push_back(
+      TensorSlot{id, rank, std::move(name), dtype, std::move(shape), std::move(tokens)});
   return id;
 }
 

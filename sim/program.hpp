@@ -116,6 +116,10 @@ struct TensorSlot {
   std::string name;
   DType dtype = DType::bf16;
   std::vector<std::int64_t> shape;
+  // Attention operands: the global sequence positions along the token axis, in row order. A slot
+  // with a leading parts axis (an all-gathered [ranks, 2, batch, tokens, ...] K/V buffer) lists
+  // each part's positions in turn. Empty for other slots.
+  std::vector<TokenRange> tokens = {};
   bool operator==(const TensorSlot&) const = default;
 };
 
@@ -140,7 +144,8 @@ class ProgramBuilder {
 
   StreamId stream(std::string_view name);
   GroupId group(std::string_view dim, std::vector<int> ranks);
-  SlotId slot(int rank, std::string name, DType dtype, std::vector<std::int64_t> shape);
+  SlotId slot(int rank, std::string name, DType dtype, std::vector<std::int64_t> shape,
+              std::vector<TokenRange> tokens = {});
 
   OpId add(int rank, StreamId stream, std::string name, OpLabels labels, OpBody body,
            std::vector<OpId> deps = {});

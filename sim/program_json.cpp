@@ -41,6 +41,7 @@ ojson kernel_to_json(const KernelCall& k) {
   }
   j["inputs"] = k.inputs;
   j["outputs"] = k.outputs;
+  if (k.fn != ElementwiseFn::none) j["fn"] = to_string(k.fn);
   return j;
 }
 
@@ -114,9 +115,16 @@ KernelCall kernel_from_json(const JsonField& f) {
   if (!parsed) kind.fail("a kernel kind such as gemm, attention_fwd, lse_merge, copy");
   k.kind = *parsed;
   k.dtype = dtype_field(f["dtype"]);
-  switch (expected_shape_index(k.kind)) {
+  if (f.has("fn")) {
+    const JsonField fn = f["fn"];
+    const auto parsed_fn = parse_elementwise_fn(fn.as_string());
+    if (!parsed_fn) fn.fail("none, bias_add, bias_grad, relu or gelu");
+    k.fn = *parsed_fn;
+  }
+  const bool row_accumulate = k.kind == KernelKind::accumulate && f.has("attention");
+  switch (row_accumulate ? 1 : expected_shape_index(k.kind)) {
     case 0: {
-      f.expect_keys({"kind", "dtype", "gemm", "inputs", "outputs"});
+      f.expect_keys({"kind", "dtype", "gemm", "inputs", "outputs", "fn"});
       const JsonField g = f["gemm"];
       g.expect_keys({"m", "n", "k", "trans_a", "trans_b", "accumulate"});
       k.shape = GemmShape{g["m"].as_int(0, kMaxBytes), g["n"].as_int(0, kMaxBytes),
@@ -125,7 +133,7 @@ KernelCall kernel_from_json(const JsonField& f) {
       break;
     }
     case 1: {
-      f.expect_keys({"kind", "dtype", "attention", "inputs", "outputs"});
+      f.expect_keys({"kind", "dtype", "attention", "inputs", "outputs", "fn"});
       const JsonField a = f["attention"];
       a.expect_keys({"batch", "heads_q", "heads_kv", "head_dim", "mask", "q", "k"});
       AttentionShape s;
@@ -143,7 +151,7 @@ KernelCall kernel_from_json(const JsonField& f) {
       break;
     }
     default:
-      f.expect_keys({"kind", "dtype", "elements", "inputs", "outputs"});
+      f.expect_keys({"kind", "dtype", "elements", "inputs", "outputs", "fn"});
       k.shape = VectorShape{f["elements"].as_int(0, kMaxBytes)};
   }
   k.inputs = int_list(f["inputs"], -1, kMaxInt);
@@ -235,8 +243,10 @@ nlohmann::ordered_json program_to_json(const Program& p) {
   j["groups"] = groups;
   ojson slots = ojson::array();
   for (const auto& s : p.slots) {
-    slots.push_back(
-        {{"rank", s.rank}, {"name", s.name}, {"dtype", to_string(s.dtype)}, {"shape", s.shape}});
+    ojson slot = {
+        {"rank", s.rank}, {"name", s.name}, {"dtype", to_string(s.dtype)}, {"shape", s.shape}};
+    if (!s.tokens.empty()) slot["tokens"] = ranges_to_json(s.tokens);
+    slots.push_back(std::move(slot));
   }
   j["slots"] = slots;
   ojson ops = ojson::array();
@@ -298,7 +308,7 @@ Program program_from_json(const nlohmann::json& j, std::string_view origin) {
   const JsonField slots = top["slots"];
   for (std::size_t i = 0; i < slots.size(); ++i) {
     const JsonField s = slots.at(i);
-    s.expect_keys({"rank", "name", "dtype", "shape"});
+    s.expect_keys({"rank", "name", "dtype", "shape", "tokens"});
     TensorSlot slot{static_cast<SlotId>(i),
                     to_int(s["rank"], 0, kMaxInt),
                     s["name"].as_string(),
@@ -307,6 +317,7 @@ Program program_from_json(const nlohmann::json& j, std::string_view origin) {
     const JsonField shape = s["shape"];
     for (std::size_t k = 0; k < shape.size(); ++k)
       slot.shape.push_back(shape.at(k).as_int(0, kMaxBytes));
+    if (s.has("tokens")) slot.tokens = ranges_field(s["tokens"]);
     p.slots.push_back(std::move(slot));
   }
   const JsonField ops = top["ops"];

@@ -77,3 +77,26 @@ TEST_CASE("names round-trip") {
   CHECK(parse_mask_mode("causal") == MaskMode::causal);
   CHECK(expected_shape_index(KernelKind::lse_merge) == 1);
 }
+
+TEST_CASE("kernel call: accumulate over attention row blocks counts the rows it adds") {
+  CHECK(accepts_shape(KernelKind::accumulate, 1));
+  CHECK(accepts_shape(KernelKind::accumulate, 2));
+  CHECK_FALSE(accepts_shape(KernelKind::copy, 1));
+  // batch 2, 4 query heads, 2 K/V heads, head_dim 8; 16 query rows and 8 K/V rows:
+  // elements = 2 * 8 * (16 * 4 + 2 * 8 * 2) = 16 * 96 = 1536; fp32 bytes = 3 * 4 * 1536.
+  KernelCall c{KernelKind::accumulate,
+               DType::fp32,
+               AttentionShape{2, 4, 2, 8, MaskMode::none, {{0, 16}}, {{32, 40}}},
+               {},
+               {}};
+  CHECK(kernel_flops(c) == 1536.0);
+  CHECK(kernel_bytes(c) == 3.0 * 4.0 * 1536.0);
+}
+
+TEST_CASE("kernel call: elementwise function names round trip") {
+  for (int i = 0; i < kElementwiseFnCount; ++i) {
+    const auto f = static_cast<ElementwiseFn>(i);
+    CHECK(parse_elementwise_fn(to_string(f)) == f);
+  }
+  CHECK_FALSE(parse_elementwise_fn("tanh").has_value());
+}

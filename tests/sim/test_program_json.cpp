@@ -4,6 +4,7 @@
 #include <string>
 
 #include "schedules/ring_attention.hpp"
+#include "schedules/tp_linear.hpp"
 #include "sim/comm_plan.hpp"
 #include "sim/error.hpp"
 #include "sim/json_fields.hpp"
@@ -44,6 +45,27 @@ TEST_CASE("save -> load -> save is byte-identical and loads an equal Program") {
     CHECK(loaded == p);
     CHECK(program_to_text(loaded) == text);
   }
+}
+
+TEST_CASE("elementwise functions and slot token positions survive the round trip") {
+  TpLinearConfig c;
+  c.tp = 2;
+  c.tokens = 8;
+  c.in_features = 4;
+  c.out_features = 6;
+  c.bias = true;
+  const Program p = build_tp_linear(c);
+  const std::string text = program_to_text(p);
+  CHECK(text.find(R"("fn":"bias_add")") != std::string::npos);
+  CHECK(text.find(R"("fn":"bias_grad")") != std::string::npos);
+  CHECK(program_from_json(parse_json_text(text, "mem"), "mem") == p);
+  // Ring attention's q slot of rank 1 (cp 4, seq 64, zigzag): chunks 1 and 6 of eight 8-token
+  // chunks.
+  const Program ring = sample_program(KvRotation::p2p);
+  CHECK(program_to_text(ring).find(R"("rank":1,"name":"q","dtype":"bf16","shape":[1,16,4,8],)"
+                                   R"("tokens":[[8,16],[48,56]])") != std::string::npos);
+  CHECK(load_error(std::string(text).replace(text.find("bias_add"), 8, "bias_mul"))
+            .find("bias_add, bias_grad, relu or gelu") != std::string::npos);
 }
 
 TEST_CASE("the schema version is checked") {
