@@ -30,16 +30,20 @@ class PipelineBuilder {
     compute_ = builder_.stream("compute");
     bytes_ = pipeline_message_bytes(c);
     rank_of_stage_.assign(static_cast<std::size_t>(stages_), 0);
+    chunk_of_stage_.assign(static_cast<std::size_t>(stages_), 0);
     for (int r = 0; r < p_; ++r) {
       for (int ch = 0; ch < v_; ++ch) {
         const int s = global_stage(c.shape, r, ch);
         rank_of_stage_[static_cast<std::size_t>(s)] = r;
+        chunk_of_stage_[static_cast<std::size_t>(s)] = ch;
       }
     }
   }
 
   Program build() && {
     const auto orders = pipeline_orders(cfg_.shape);
+    for (int r = 0; r < p_; ++r)
+      make_slots(r, splits_backward(orders[static_cast<std::size_t>(r)]));
     std::vector<RankPlan> plans;
     // sent_to[src][dst]: the messages src sends to dst, in src's order (peer = dst).
     std::vector<std::vector<std::vector<Message>>> sent_to(
@@ -74,6 +78,82 @@ class PipelineBuilder {
   }
 
  private:
+  // The tensor slots of one chunk of one rank (pipeline.hpp); per-microbatch vectors.
+  struct ChunkSlots {
+    SlotId w = -1, dw = -1;
+    std::vector<SlotId> x, pre, y, dy, dx, dh;
+  };
+
+  static bool splits_backward(const std::vector<PipeAction>& actions) {
+    return std::any_of(actions.begin(), actions.end(), [](const PipeAction& a) {
+      return a.work == PipeWork::input_grad ||
+             (a.work == PipeWork::forward_backward && a.pair_split);
+    });
+  }
+
+  int stage_rank(int stage) const { return rank_of_stage_[static_cast<std::size_t>(stage)]; }
+  int stage_chunk(int stage) const { return chunk_of_stage_[static_cast<std::size_t>(stage)]; }
+
+  const ChunkSlots& chunk_slots(int rank, int chunk) const {
+    return slots_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(chunk)];
+  }
+  static SlotId at(const std::vector<SlotId>& per_mb, int mb) {
+    return per_mb[static_cast<std::size_t>(mb)];
+  }
+
+  // Weights first, then microbatch by microbatch, chunk by chunk; a stage's input is the previous
+  // stage's output slot when both are on this rank, and likewise for the gradients.
+  void make_slots(int rank, bool split) {
+    const std::vector<std::int64_t> act{cfg_.tokens, cfg_.hidden};
+    const std::vector<std::int64_t> weight{cfg_.hidden, cfg_.hidden};
+    const int m = cfg_.shape.microbatches;
+    auto& mine = slots_.emplace_back(static_cast<std::size_t>(v_));
+    for (int ch = 0; ch < v_; ++ch) {
+      ChunkSlots& cs = mine[static_cast<std::size_t>(ch)];
+      cs.w = builder_.slot(rank, pipeline_slot_name("w", ch), cfg_.dtype, weight);
+      cs.dw = builder_.slot(rank, pipeline_slot_name("dw", ch), DType::fp32, weight);
+      for (auto* v : {&cs.x, &cs.pre, &cs.y, &cs.dy, &cs.dx, &cs.dh}) {
+        v->assign(static_cast<std::size_t>(m), -1);
+      }
+    }
+    for (int mb = 0; mb < m; ++mb) {
+      for (int ch = 0; ch < v_; ++ch) {
+        ChunkSlots& cs = mine[static_cast<std::size_t>(ch)];
+        const int s = global_stage(cfg_.shape, rank, ch);
+        const auto idx = static_cast<std::size_t>(mb);
+        auto add = [&](std::string_view what) {
+          return builder_.slot(rank, pipeline_slot_name(what, ch, mb), cfg_.dtype, act);
+        };
+        if (s == 0 || stage_rank(s - 1) != rank) cs.x[idx] = add("x");
+        cs.pre[idx] = add("pre");
+        cs.y[idx] = add("y");
+        if (s + 1 == stages_ || stage_rank(s + 1) != rank) cs.dy[idx] = add("dy");
+        cs.dx[idx] = add("dx");
+        if (split) cs.dh[idx] = add("dh");
+      }
+    }
+    for (int ch = 0; ch < v_; ++ch) {
+      ChunkSlots& cs = mine[static_cast<std::size_t>(ch)];
+      const int s = global_stage(cfg_.shape, rank, ch);
+      for (std::size_t mb = 0; mb < static_cast<std::size_t>(m); ++mb) {
+        if (cs.x[mb] < 0) cs.x[mb] = mine[static_cast<std::size_t>(stage_chunk(s - 1))].y[mb];
+        if (cs.dy[mb] < 0) cs.dy[mb] = mine[static_cast<std::size_t>(stage_chunk(s + 1))].dx[mb];
+      }
+    }
+  }
+
+  // The slot a transfer of message `m` uses on `rank`: a send reads the producing stage's y (or
+  // dx), a receive writes the consuming stage's x (or dy).
+  SlotId send_slot(int rank, const Message& m) const {
+    const int from = m.gradient ? m.stage + 1 : m.stage - 1;
+    const ChunkSlots& cs = chunk_slots(rank, stage_chunk(from));
+    return at(m.gradient ? cs.dx : cs.y, m.microbatch);
+  }
+  SlotId recv_slot(int rank, const Message& m) const {
+    const ChunkSlots& cs = chunk_slots(rank, stage_chunk(m.stage));
+    return at(m.gradient ? cs.dy : cs.x, m.microbatch);
+  }
+
   // Inputs an action needs from other ranks, and outputs it sends, for one (work, mb, chunk).
   void messages(int rank, PipeWork work, int mb, int chunk, std::vector<Message>& in,
                 std::vector<Message>& out) const {
@@ -98,7 +178,10 @@ class PipelineBuilder {
 
   OpId compute(int rank, PipeWork work, int mb, int chunk, std::vector<OpId> deps) {
     const GemmShape fwd{cfg_.tokens, cfg_.hidden, cfg_.hidden, false, false, false};
-    KernelCall call{KernelKind::gemm, cfg_.dtype, fwd, {}, {}};
+    const ChunkSlots& cs = chunk_slots(rank, chunk);
+    const SlotId x = at(cs.x, mb), pre = at(cs.pre, mb), y = at(cs.y, mb), dy = at(cs.dy, mb),
+                 dx = at(cs.dx, mb), dh = at(cs.dh, mb);
+    KernelCall call{KernelKind::gemm, cfg_.dtype, fwd, {x, cs.w}, {y, pre}, kPipelineActivation};
     Phase phase = Phase::fwd;
     Nanos ns = fixed(cfg_.time_f);
     std::string_view letter = "F";
@@ -107,18 +190,25 @@ class PipelineBuilder {
         break;
       case PipeWork::backward:  // dX and dW together
         call.kind = KernelKind::linear_bwd;
+        call.inputs = {x, cs.w, dy, pre};
+        call.outputs = {dx, cs.dw};
         phase = Phase::bwd;
         ns = cfg_.time_b < 0 ? -1 : seconds_to_ns((cfg_.time_b + cfg_.time_w) / v_);
         letter = "BW";
         break;
       case PipeWork::input_grad:  // dX = dY W^T
         call.shape = GemmShape{cfg_.tokens, cfg_.hidden, cfg_.hidden, false, true, false};
+        call.inputs = {dy, cs.w, pre};
+        call.outputs = {dx, dh};
         phase = Phase::bwd;
         ns = fixed(cfg_.time_b);
         letter = "B";
         break;
       case PipeWork::weight_grad:  // dW += X^T dY
         call.shape = GemmShape{cfg_.hidden, cfg_.hidden, cfg_.tokens, true, false, true};
+        call.inputs = {x, dh, cs.dw};
+        call.outputs = {cs.dw};
+        call.fn = ElementwiseFn::none;
         phase = Phase::wgrad;
         ns = fixed(cfg_.time_w);
         letter = "W";
@@ -157,12 +247,12 @@ class PipelineBuilder {
       std::string name = "p2p";
       for (const auto& m : sends) {
         if (m.peer != peer) continue;
-        call.sends.push_back(Transfer{peer, bytes_, tag_of(m), -1});
+        call.sends.push_back(Transfer{peer, bytes_, tag_of(m), send_slot(rank, m)});
         name += fmt::format(" send {}{}", m.gradient ? "grad" : "act", m.microbatch);
       }
       for (const auto& m : recvs) {
         if (m.peer != peer) continue;
-        call.recvs.push_back(Transfer{peer, bytes_, tag_of(m), -1});
+        call.recvs.push_back(Transfer{peer, bytes_, tag_of(m), recv_slot(rank, m)});
         name += fmt::format(" recv {}{}", m.gradient ? "grad" : "act", m.microbatch);
       }
       const OpId op = builder_.add(rank, pair_stream(rank, peer), std::move(name),
@@ -360,9 +450,16 @@ class PipelineBuilder {
   StreamId compute_ = 0;
   std::int64_t bytes_ = 0;
   std::vector<int> rank_of_stage_;
+  std::vector<int> chunk_of_stage_;
+  std::vector<std::vector<ChunkSlots>> slots_;  // [rank][chunk]
 };
 
 }  // namespace
+
+std::string pipeline_slot_name(std::string_view tensor, int chunk, int microbatch) {
+  return microbatch < 0 ? fmt::format("{} c{}", tensor, chunk)
+                        : fmt::format("{} mb{} c{}", tensor, microbatch, chunk);
+}
 
 std::int64_t pipeline_message_bytes(const PipelineConfig& c) {
   return c.activation_bytes > 0 ? c.activation_bytes : c.tokens * c.hidden * dtype_bytes(c.dtype);

@@ -64,8 +64,14 @@ using KernelShape = std::variant<GemmShape, AttentionShape, VectorShape>;
 //   elementwise bias_add:  inputs {y, b} -> {y}, y[i, j] += b[j] (y [rows, n]);
 //   elementwise bias_grad: inputs {dy, db} -> {db}, db[j] += sum_i dy[i, j];
 //   elementwise relu|gelu: inputs {x} -> {y}, y = f(x);
-//   gemm with relu|gelu: outputs {y, pre}: pre = A B, y = f(pre) (pre kept for the backward);
-//   linear_bwd with relu|gelu: inputs {x, w, dy, pre}: the gradient is f'(pre) * dy.
+//   gemm with relu|gelu: inputs {x, w}, outputs {y, pre}: pre = x w, y = f(pre) (pre kept for
+//     the backward; w stored [in, out], GemmShape{m tokens, n out, k in});
+//   linear_bwd with relu|gelu: inputs {x, w, dy, pre}, outputs {dx, dw}: with dh = f'(pre) * dy,
+//     dx = dh w^T (overwritten) and dw += x^T dh (accumulated, w and dw [in, out]);
+//   gemm with relu|gelu and trans_b (the input gradient B of a split backward, the forward's
+//     GemmShape with trans_b): inputs {dy, w, pre}, outputs {dx, dh}: dh = f'(pre) * dy (kept
+//     for the weight gradient), dx = dh w^T; the weight gradient W is then a plain accumulating
+//     gemm with trans_a: inputs {x, dh, dw} -> {dw}, dw += x^T dh.
 enum class ElementwiseFn : std::uint8_t { none, bias_add, bias_grad, relu, gelu };
 inline constexpr int kElementwiseFnCount = 5;
 

@@ -19,13 +19,17 @@
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
 #include "tools/output_file.hpp"
+#include "tools/simulation.hpp"
 #include "traces/chrome_trace_writer.hpp"
+#include "traces/side_by_side_trace.hpp"
+#include "validate/cpu_kernel_runner.hpp"
 #include "validate/launch_env.hpp"
 #include "validate/measured_report.hpp"
 #include "validate/mpi_world.hpp"
 #include "validate/npy_writer.hpp"
 #include "validate/numerics.hpp"
 #include "validate/solo_world.hpp"
+#include "validate/timing_comparison.hpp"
 #include "validate/validate_driver.hpp"
 #include "validate/workload.hpp"
 
@@ -33,6 +37,7 @@ namespace meshsim {
 namespace {
 
 constexpr std::int64_t kBig = std::int64_t{1} << 40;
+constexpr int kNumericsFailed = 3;  // exit code when a tensor is outside its tolerance
 
 std::vector<OptionSpec> ring_attention_options() {
   return {
@@ -169,6 +174,12 @@ std::vector<OptionSpec> validate_options() {
       {"--timeout", "SECONDS",
        "abort the job when no op is dispatched or completed for this long; 0: never [300]"},
       {"--save-program", "FILE", "write the schedule graph that ran as JSON"},
+      {"--compare", "",
+       "also simulate the Program with --hardware's profile and report predicted vs measured "
+       "per op and end to end; with --trace, both timelines in one trace"},
+      {"--no-check", "", "skip the numerics check against the float64 reference"},
+      {"--inject-fault", "attention-mask|lse-merge|gemm-scale",
+       "testing: make one kernel compute a wrong result (the numerics must then FAIL)"},
   };
 }
 
@@ -202,8 +213,8 @@ std::string usage() {
 
 // The trace of a measured timeline, through the simulator's recorder: its signals in completion
 // order, as the engine would emit them.
-std::string measured_trace(const Program& program, const CommPlan& plan, const Timeline& tl,
-                           TraceMetadata metadata) {
+nlohmann::json measured_trace(const Program& program, const CommPlan& plan, const Timeline& tl,
+                              TraceMetadata metadata) {
   ChromeTraceRecorder recorder(program, plan, std::move(metadata));
   const EngineSignals signals = recorder.signals();
   std::vector<OpId> ops(program.ops.size());
@@ -231,9 +242,7 @@ std::string measured_trace(const Program& program, const CommPlan& plan, const T
     const std::int32_t t = transfers[next_transfer];
     signals.on_transfer_complete(t, tl.transfers[static_cast<std::size_t>(t)]);
   }
-  std::ostringstream out;
-  recorder.write(out);
-  return out.str();
+  return recorder.to_json();
 }
 
 struct Request {
@@ -242,6 +251,9 @@ struct Request {
   std::uint64_t seed = 1;
   std::string dump_dir, trace_path, save_path;
   bool json = false;
+  bool check = true;
+  bool compare = false;
+  InjectedFault fault = InjectedFault::none;
   std::chrono::milliseconds timeout{300000};
 };
 
@@ -255,6 +267,10 @@ Request parse_request(const WorkloadCommand& w, const Args& args) {
   r.trace_path = args.get("--trace", "");
   r.save_path = args.get("--save-program", "");
   r.json = args.has("--json");
+  r.check = !args.has("--no-check");
+  r.compare = args.has("--compare");
+  r.fault = *parse_injected_fault(args.get_choice(
+      "--inject-fault", "none", {"none", "attention-mask", "lse-merge", "gemm-scale"}));
   r.timeout = std::chrono::milliseconds(
       static_cast<std::int64_t>(args.get_number("--timeout", 300, 1e7) * 1000.0));
   return r;
@@ -267,12 +283,26 @@ int emit(const Request& req, const Program& program, const CommPlan& plan,
   OutputFiles files;
   if (!req.save_path.empty())
     files.stage(req.save_path, program_to_text(program), "--save-program");
+  std::optional<TimingComparison> comparison;
+  std::optional<SimulationResult> simulated;
+  if (req.compare) {
+    simulated =
+        run_simulation(program, req.hardware,
+                       Provenance{ctx.command_line, req.hardware.name, hardware_hash(req.hardware)},
+                       !req.trace_path.empty(), started);
+    comparison = compare_timings(program, simulated->timeline, result.timeline);
+  }
   if (!req.trace_path.empty()) {
-    files.stage(req.trace_path,
-                measured_trace(program, plan, result.timeline,
-                               TraceMetadata{"measured", MESHSIM_VERSION, ctx.command_line,
-                                             req.hardware.name, hardware_hash(req.hardware)}),
-                "--trace");
+    nlohmann::json trace =
+        measured_trace(program, plan, result.timeline,
+                       TraceMetadata{"measured", MESHSIM_VERSION, ctx.command_line,
+                                     req.hardware.name, hardware_hash(req.hardware)});
+    if (simulated) {
+      trace = side_by_side_trace(nlohmann::json::parse(*simulated->trace), trace);
+    }
+    std::ostringstream text;
+    write_trace(trace, text);
+    files.stage(req.trace_path, text.str(), "--trace");
   }
   const TensorLayout layout = tensor_layout(req.workload);
   if (!req.dump_dir.empty()) {
@@ -286,27 +316,45 @@ int emit(const Request& req, const Program& program, const CommPlan& plan,
     }
   }
   files.commit();
-  const NumericsOutcome numerics =
-      check_numerics(req.workload, layout, result.tensors, req.seed, /*kernels_ran=*/false);
   ValidateRunInfo info;
   info.command_line = ctx.command_line;
   info.backend = backend;
-  info.kernels = "none (compute ops are not executed yet: no CPU kernel runner)";
+  info.kernels = "cpu (kernels/cpu, OpenBLAS 1 thread per call)";
+  if (req.fault != InjectedFault::none) {
+    info.kernels += fmt::format(", injected fault {}", to_string(req.fault));
+  }
   info.seed = req.seed;
   info.memory_bytes = result.memory_bytes;
-  info.numerics = numerics.not_computed_because;
+  if (req.check) {
+    info.numerics = check_numerics(req.workload, result.tensors);
+    info.numerics_note = numerics_reference_name(req.workload);
+  } else {
+    info.numerics_note = "not checked (--no-check)";
+  }
   info.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // A numerics FAIL is the run's verdict, not bad input or a crash: its own exit code.
+  const int status = info.numerics && !info.numerics->pass ? kNumericsFailed : 0;
   if (req.json) {
-    ctx.out << measured_report_json(program, result.timeline, info).dump(2) << "\n";
-    return 0;
+    nlohmann::ordered_json j = measured_report_json(program, result.timeline, info);
+    if (comparison) {
+      const nlohmann::ordered_json c = timing_comparison_json(program, *comparison);
+      j["hardware"] = req.hardware.name;
+      for (const auto& [key, value] : c.items()) j[key] = value;
+    }
+    ctx.out << j.dump(2) << "\n";
+    return status;
   }
   ctx.out << measured_report_text(program, result.timeline, info);
+  if (comparison) {
+    ctx.out << fmt::format("simulated with hardware profile {}\n", req.hardware.name)
+            << timing_comparison_text(program, *comparison);
+  }
   if (!req.dump_dir.empty()) ctx.out << fmt::format("tensors written to {}/\n", req.dump_dir);
   if (!req.trace_path.empty()) {
     ctx.out << fmt::format("trace written to {} (open it in https://ui.perfetto.dev)\n",
                            req.trace_path);
   }
-  return 0;
+  return status;
 }
 
 }  // namespace
@@ -387,7 +435,10 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
   ValidateOptions options;
   options.seed = req.seed;
   options.stall_timeout = req.timeout;
-  options.gather_tensors = !req.dump_dir.empty();
+  options.gather_tensors = !req.dump_dir.empty() || req.check;
+  options.make_kernels = [&](TensorStore& store) -> std::unique_ptr<KernelRunner> {
+    return std::make_unique<CpuKernelRunner>(store, req.fault);
+  };
   options.report_failure = [&](const std::string& what) {
     ctx.err << fmt::format("meshsim: error: rank {}: {}\n", world->rank(), what);
     ctx.err.flush();

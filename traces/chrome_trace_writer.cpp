@@ -278,16 +278,19 @@ json ChromeTraceRecorder::to_json() const {
 }
 
 void ChromeTraceRecorder::write(std::ostream& out) const {
+  write_trace(to_json(), out);
+}
+
+void write_trace(const nlohmann::json& trace, std::ostream& out) {
   // One event per line so traces diff well; the rest compact.
   out << "{\"traceEvents\":[";
   bool first = true;
-  auto emit = [&](const json& e) {
+  for (const auto& e : trace.at("traceEvents")) {
     out << (first ? "\n" : ",\n") << dump_compact(e);
     first = false;
-  };
-  for (const auto& e : metadata_events()) emit(e);
-  for (const json* e : sorted_events()) emit(*e);
-  out << "\n],\"displayTimeUnit\":\"ns\",\"otherData\":" << dump_compact(other_data()) << "}\n";
+  }
+  out << "\n],\"displayTimeUnit\":\"ns\",\"otherData\":"
+      << dump_compact(trace.value("otherData", json::object())) << "}\n";
 }
 
 }  // namespace meshsim

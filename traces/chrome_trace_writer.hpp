@@ -77,4 +77,7 @@ class ChromeTraceRecorder {
   std::vector<bool> flow_emitted_;              // per transfer
 };
 
+// A trace object ({"traceEvents", "displayTimeUnit", "otherData"}) as text, one event per line.
+void write_trace(const nlohmann::json& trace, std::ostream& out);
+
 }  // namespace meshsim

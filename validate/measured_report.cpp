@@ -98,7 +98,19 @@ std::string measured_report_text(const Program& program, const Timeline& timelin
                        s.rank, s.ops, ms(s.compute), ms(s.comm), ms(s.exposed_comm), ms(s.idle),
                        ms(s.end), mb);
   }
-  out += fmt::format("numerics: {}\n", info.numerics);
+  if (!info.numerics) {
+    out += fmt::format("numerics: {}\n", info.numerics_note);
+    return out;
+  }
+  out += fmt::format("numerics against {}: {}\n", info.numerics_note,
+                     info.numerics->pass ? "PASS" : "FAIL");
+  out += fmt::format("  {:<8} {:<6} {:>12} {:>12} {:>10}  {}\n", "tensor", "dtype", "max_abs_err",
+                     "max_rel_err", "tolerance", "result");
+  for (const auto& t : info.numerics->tensors) {
+    out += fmt::format("  {:<8} {:<6} {:>12.3e} {:>12.3e} {:>10.1e}  {}\n", t.tensor,
+                       to_string(t.dtype), t.max_abs_error, t.max_rel_error, t.tolerance,
+                       t.pass ? "PASS" : "FAIL");
+  }
   return out;
 }
 
@@ -128,8 +140,22 @@ nlohmann::ordered_json measured_report_json(const Program& program, const Timeli
                      {"memory_bytes", r < info.memory_bytes.size() ? info.memory_bytes[r] : 0}});
   }
   j["ranks"] = ranks;
-  j["numerics"] = nullptr;  // not computed yet; see "numerics_note"
-  j["numerics_note"] = info.numerics;
+  if (info.numerics) {
+    auto tensors = nlohmann::ordered_json::array();
+    for (const auto& t : info.numerics->tensors) {
+      tensors.push_back({{"tensor", t.tensor},
+                         {"dtype", to_string(t.dtype)},
+                         {"max_abs_error", t.max_abs_error},
+                         {"max_rel_error", t.max_rel_error},
+                         {"tolerance", t.tolerance},
+                         {"pass", t.pass}});
+    }
+    j["numerics"] = {
+        {"reference", info.numerics_note}, {"pass", info.numerics->pass}, {"tensors", tensors}};
+  } else {
+    j["numerics"] = nullptr;
+    j["numerics_note"] = info.numerics_note;
+  }
   j["wall_s"] = info.wall_s;
   return j;
 }

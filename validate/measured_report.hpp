@@ -1,8 +1,8 @@
 #pragma once
 // What `meshsim validate` prints: the measured step time and, per rank, compute-busy, comm-busy,
 // exposed comm (comm not covered by compute on that rank) and idle time, from the measured
-// timeline — as a table or as one schema-versioned JSON object. Numerics appear only when they
-// were computed.
+// timeline, and the numerics against the float64 reference — as a table or as one
+// schema-versioned JSON object.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +12,7 @@
 
 #include "sim/program.hpp"
 #include "sim/timeline.hpp"
+#include "validate/numerics.hpp"
 
 namespace meshsim {
 
@@ -36,7 +37,8 @@ struct ValidateRunInfo {
   std::string kernels;  // what ran the compute ops
   std::uint64_t seed = 0;
   std::vector<std::int64_t> memory_bytes;  // per rank: tensor slots + scratch
-  std::string numerics;                    // why there are no numerics (until they are computed)
+  std::optional<NumericsReport> numerics;  // empty: not checked
+  std::string numerics_note;               // what the reference is, or why there is none
   double wall_s = 0;                       // the whole command on rank 0
 };
 

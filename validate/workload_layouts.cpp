@@ -115,8 +115,41 @@ TensorLayout tp_linear_layout(const TpLinearConfig& c) {
   return layout;
 }
 
-TensorLayout pipeline_layout(const PipelineConfig& /*config*/) {
-  return {};
+TensorLayout pipeline_layout(const PipelineConfig& c) {
+  TensorLayout layout;
+  const int v = chunks_of(c.shape);
+  const int stages = c.shape.stages * v;
+  const int m = c.shape.microbatches;
+  const std::vector<std::int64_t> act_shape{m, c.tokens, c.hidden};
+  const std::vector<std::int64_t> w_shape{stages, c.hidden, c.hidden};
+  layout.add_tensor({"x", act_shape, true});
+  layout.add_tensor({"w", w_shape, true, 1.0 / std::sqrt(static_cast<double>(c.hidden))});
+  layout.add_tensor({"dout", act_shape, true});
+  layout.add_tensor({"y", act_shape, false});
+  layout.add_tensor({"dx", act_shape, false});
+  layout.add_tensor({"dw", w_shape, false});
+  // Index `i` of axis 0 of `tensor`, whole on the others.
+  auto index = [&](const std::string& tensor, std::int64_t i) {
+    return part_on_axis(layout, tensor, 0, {IndexRange{i, i + 1}});
+  };
+  for (int r = 0; r < c.shape.stages; ++r) {
+    for (int ch = 0; ch < v; ++ch) {
+      const int s = global_stage(c.shape, r, ch);
+      layout.add_shard(r, pipeline_slot_name("w", ch), index("w", s));
+      layout.add_shard(r, pipeline_slot_name("dw", ch), index("dw", s));
+      for (int mb = 0; mb < m; ++mb) {
+        if (s == 0) {
+          layout.add_shard(r, pipeline_slot_name("x", ch, mb), index("x", mb));
+          layout.add_shard(r, pipeline_slot_name("dx", ch, mb), index("dx", mb));
+        }
+        if (s == stages - 1) {
+          layout.add_shard(r, pipeline_slot_name("dy", ch, mb), index("dout", mb));
+          layout.add_shard(r, pipeline_slot_name("y", ch, mb), index("y", mb));
+        }
+      }
+    }
+  }
+  return layout;
 }
 
 }  // namespace meshsim

@@ -11,7 +11,12 @@
 //   holds rows r*D_out/t.. of W, b, dW, db and those columns of Y, dY; row: columns r*D_in/t.. of
 //   X, W, dX, dW. With sequence parallelism (t > 1) the activations outside the pair (column: X,
 //   dX; row: Y, dY) are split by token rows; otherwise every rank holds them whole.
-// pipeline: its Program has no tensor slots yet, so its layout is empty.
+// pipeline (schedules/pipeline.hpp): x, dout, y, dx [m, tokens, hidden] (microbatch i at index i
+//   of axis 0), w, dw [stages x chunks, hidden, hidden] (global stage s at index s; w's fill scale
+//   1/sqrt(hidden)). Rank r holds "w c<c>" and "dw c<c>" for each chunk c (its global stage);
+//   the rank of global stage 0 holds "x mb<i> c<c>" (input) and "dx mb<i> c<c>"; the rank of the
+//   last global stage holds "dy mb<i> c<c>" (dout, input: the loss is sum(dout * y)) and
+//   "y mb<i> c<c>".
 #include "schedules/pipeline.hpp"
 #include "schedules/ring_attention.hpp"
 #include "schedules/tp_linear.hpp"

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "schedules/pipeline.hpp"
 #include "sim/comm_plan.hpp"
@@ -317,4 +320,151 @@ TEST_CASE("bad stage times are rejected naming the flags") {
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("--time-w") != std::string::npos);
   }
+}
+
+namespace {
+
+// A small validation-sized configuration of each schedule.
+PipelineConfig small(PipelineSchedule s, int p, int m) {
+  PipelineConfig c;
+  c.shape = PipelineShape{s, p, m, s == PipelineSchedule::interleaved ? 2 : 1, 0};
+  c.tokens = 3;
+  c.hidden = 5;
+  c.dtype = DType::fp32;
+  return c;
+}
+
+std::int64_t bytes_of(const TensorSlot& s) {
+  std::int64_t n = dtype_bytes(s.dtype);
+  for (std::int64_t d : s.shape) n *= d;
+  return n;
+}
+
+constexpr std::array<PipelineSchedule, 6> kSchedules = {
+    PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
+    PipelineSchedule::zb_h1, PipelineSchedule::zb_v,        PipelineSchedule::dualpipev};
+
+}  // namespace
+
+TEST_CASE("tensor slots: every compute op's operands on its own rank, as documented") {
+  for (PipelineSchedule s : kSchedules) {
+    for (const auto& [p, m] : {std::pair{2, 4}, std::pair{4, 8}, std::pair{3, 6}}) {
+      CAPTURE(to_string(s));
+      CAPTURE(p);
+      const PipelineConfig c = small(s, p, m);
+      const Program prog = build_pipeline(c);
+      validate_program(prog);  // slots exist and belong to the op's rank (structure check)
+      std::set<std::pair<int, std::string>> names;
+      for (const auto& slot : prog.slots) {
+        CHECK(names.insert({slot.rank, slot.name}).second);  // unique per rank
+      }
+      const auto& slots = prog.slots;
+      auto shape_of = [&](SlotId id) { return slots.at(static_cast<std::size_t>(id)).shape; };
+      const std::vector<std::int64_t> act{3, 5}, weight{5, 5};
+      for (const auto& op : prog.ops) {
+        const auto* k = std::get_if<KernelCall>(&op.body);
+        if (k == nullptr) continue;
+        for (const auto* list : {&k->inputs, &k->outputs}) {
+          for (SlotId id : *list) {
+            REQUIRE(id >= 0);
+            CHECK(slots.at(static_cast<std::size_t>(id)).rank == op.rank);
+          }
+        }
+        const auto& g = std::get<GemmShape>(k->shape);
+        if (k->kind == KernelKind::linear_bwd) {  // {x, w, dy, pre} -> {dx, dw}
+          REQUIRE(k->inputs.size() == 4);
+          REQUIRE(k->outputs.size() == 2);
+          CHECK(k->fn == kPipelineActivation);
+          CHECK(shape_of(k->inputs[1]) == weight);
+          CHECK(slots.at(static_cast<std::size_t>(k->outputs[1])).dtype == DType::fp32);
+        } else if (op.labels.phase == Phase::fwd) {  // {x, w} -> {y, pre}
+          REQUIRE(k->inputs.size() == 2);
+          REQUIRE(k->outputs.size() == 2);
+          CHECK(k->fn == kPipelineActivation);
+          CHECK(shape_of(k->outputs[0]) == act);
+        } else if (op.labels.phase == Phase::wgrad) {  // {x, dh, dw} -> {dw}
+          REQUIRE(k->inputs.size() == 3);
+          REQUIRE(k->outputs.size() == 1);
+          CHECK(k->fn == ElementwiseFn::none);
+          CHECK(g.accumulate);
+          CHECK(k->inputs[2] == k->outputs[0]);
+        } else {  // B: {dy, w, pre} -> {dx, dh}
+          REQUIRE(k->inputs.size() == 3);
+          REQUIRE(k->outputs.size() == 2);
+          CHECK(g.trans_b);
+          CHECK(k->fn == kPipelineActivation);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("tensor slots: every transfer sends from / receives into a slot of its bytes") {
+  for (PipelineSchedule s : kSchedules) {
+    for (const auto& [p, m] : {std::pair{2, 4}, std::pair{4, 8}}) {
+      CAPTURE(to_string(s));
+      CAPTURE(p);
+      const Program prog = build_pipeline(small(s, p, m));
+      const auto& slots = prog.slots;
+      // (src, dst, tag) -> the sender's and the receiver's slot
+      std::map<std::tuple<int, int, int>, SlotId> sent, received;
+      std::size_t transfers = 0;
+      for (const auto& op : prog.ops) {
+        const auto* call = std::get_if<P2PCall>(&op.body);
+        if (call == nullptr) continue;
+        for (const auto* list : {&call->sends, &call->recvs}) {
+          for (const auto& t : *list) {
+            REQUIRE(t.slot >= 0);
+            const TensorSlot& slot = slots.at(static_cast<std::size_t>(t.slot));
+            CHECK(slot.rank == op.rank);
+            CHECK(bytes_of(slot) == t.bytes);
+            ++transfers;
+          }
+        }
+        for (const auto& t : call->sends) sent[{op.rank, t.peer, t.tag}] = t.slot;
+        for (const auto& t : call->recvs) received[{t.peer, op.rank, t.tag}] = t.slot;
+      }
+      CHECK(transfers > 0);
+      REQUIRE(sent.size() == received.size());
+      for (const auto& [key, from] : sent) {
+        REQUIRE(received.count(key) == 1);
+        const TensorSlot& a = slots.at(static_cast<std::size_t>(from));
+        const TensorSlot& b = slots.at(static_cast<std::size_t>(received.at(key)));
+        CHECK(a.shape == b.shape);
+        CHECK(a.dtype == b.dtype);
+        // an activation y feeds the next stage's x; a gradient dx the previous stage's dy
+        const bool gradient = std::get<2>(key) % 2 == 1;
+        CHECK(a.name.substr(0, 2) == (gradient ? "dx" : "y "));
+        CHECK(b.name.substr(0, 2) == (gradient ? "dy" : "x "));
+        // the same microbatch: "<t> mb<i> c<c>"
+        auto mb = [](const std::string& n) {
+          return n.substr(n.find("mb"), n.find(" c") - n.find("mb"));
+        };
+        CHECK(mb(a.name) == mb(b.name));
+      }
+    }
+  }
+}
+
+TEST_CASE("tensor slots: the V's turn hands y and dx over on the same rank") {
+  // zb-v, p = 2: rank 1 holds stages 1 (chunk 0) and 2 (chunk 1); stage 2's forward reads stage
+  // 1's y, and stage 1's backward reads stage 2's dx, with no x / dy slots of their own.
+  const Program prog = build_pipeline(small(PipelineSchedule::zb_v, 2, 4));
+  std::map<SlotId, std::string> name;
+  for (const auto& s : prog.slots) name[s.id] = s.name;
+  int checked = 0;
+  for (const auto& op : prog.ops) {
+    const auto* k = std::get_if<KernelCall>(&op.body);
+    if (k == nullptr || op.rank != 1 || op.labels.microbatch != 0) continue;
+    if (op.labels.phase == Phase::fwd && op.labels.chunk == 1) {
+      CHECK(name[k->inputs[0]] == "y mb0 c0");
+      ++checked;
+    }
+    if (op.labels.phase == Phase::bwd && op.labels.chunk == 0) {
+      const SlotId dy = k->kind == KernelKind::linear_bwd ? k->inputs[2] : k->inputs[0];
+      CHECK(name[dy] == "dx mb0 c1");
+      ++checked;
+    }
+  }
+  CHECK(checked == 2);
 }

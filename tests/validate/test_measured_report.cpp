@@ -35,14 +35,27 @@ TEST_CASE("per-rank busy, exposed and idle times from a measured timeline") {
   CHECK(stats[0].end == 400);
   ValidateRunInfo info;
   info.backend = "test";
-  info.numerics = "not computed: test";
+  info.numerics_note = "not checked (--no-check)";
   info.memory_bytes = {1 << 20};
   const std::string text = measured_report_text(p, tl, info);
   CHECK(text.find("step time 0.001 ms") != std::string::npos);
-  CHECK(text.find("numerics: not computed: test") != std::string::npos);
+  CHECK(text.find("numerics: not checked (--no-check)") != std::string::npos);
   const auto j = measured_report_json(p, tl, info);
   CHECK(j["source"] == "measured");
   CHECK(j["ranks"][0]["exposed_comm_s"].get<double>() == doctest::Approx(2e-7));
   CHECK(j["ranks"][0]["memory_bytes"] == 1 << 20);
   CHECK(j["numerics"].is_null());
+
+  info.numerics_note = "a reference";
+  info.numerics = NumericsReport{{TensorNumerics{"out", DType::bf16, 0.5, 0.25, 2e-2, false},
+                                  TensorNumerics{"lse", DType::fp32, 1e-7, 1e-8, 1e-4, true}},
+                                 false};
+  const std::string checked = measured_report_text(p, tl, info);
+  CHECK(checked.find("numerics against a reference: FAIL") != std::string::npos);
+  CHECK(checked.find("out      bf16      5.000e-01    2.500e-01    2.0e-02  FAIL") !=
+        std::string::npos);
+  const auto jc = measured_report_json(p, tl, info);
+  CHECK(jc["numerics"]["pass"] == false);
+  CHECK(jc["numerics"]["tensors"][1]["tensor"] == "lse");
+  CHECK(jc["numerics"]["tensors"][1]["pass"] == true);
 }

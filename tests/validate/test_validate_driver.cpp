@@ -6,73 +6,17 @@
 #include <thread>
 
 #include "sim/comm_plan.hpp"
+#include "tests/validate/thread_world.hpp"
 #include "validate/inproc_comm.hpp"
 #include "validate/solo_world.hpp"
 #include "validate/validate_driver.hpp"
 #include "validate/workload.hpp"
 
 using namespace meshsim;
+using meshsim::testing::ThreadWorld;
+using meshsim::testing::ThreadWorldShared;
 
 namespace {
-
-// A world of N ranks as threads of this process (what MpiWorld is across processes).
-struct ThreadWorldShared {
-  explicit ThreadWorldShared(int n, const CommPlan& plan)
-      : size(n),
-        barrier(n),
-        hub(plan),
-        values(static_cast<std::size_t>(n)),
-        bytes(static_cast<std::size_t>(n)),
-        flags(static_cast<std::size_t>(n)) {}
-  int size;
-  std::barrier<> barrier;
-  InProcessHub hub;
-  std::vector<std::vector<std::int64_t>> values;
-  std::vector<std::vector<std::byte>> bytes;
-  std::vector<char> flags;
-};
-
-class ThreadWorld final : public RunWorld {
- public:
-  ThreadWorld(ThreadWorldShared& shared, int rank) : s_(shared), rank_(rank) {}
-  int rank() const override { return rank_; }
-  int size() const override { return s_.size; }
-  std::string describe() const override { return "threads"; }
-  void barrier() override { s_.barrier.arrive_and_wait(); }
-  bool can_unwind() const override { return true; }
-  std::vector<std::vector<std::int64_t>> gather(const std::vector<std::int64_t>& mine) override {
-    return exchange(s_.values, mine);
-  }
-  std::vector<std::vector<std::byte>> gather_bytes(const std::vector<std::byte>& mine) override {
-    return exchange(s_.bytes, mine);
-  }
-  bool all_true(bool mine) override {
-    s_.flags[static_cast<std::size_t>(rank_)] = mine ? 1 : 0;
-    barrier();
-    bool all = true;
-    for (char f : s_.flags) all = all && f != 0;
-    barrier();
-    return all;
-  }
-  [[noreturn]] void abort(int /*code*/) override { throw ExecutionError("abort"); }
-  std::unique_ptr<CommBackend> make_comm(const Program&, const CommPlan&,
-                                         const CommArgs& args) override {
-    return std::make_unique<InProcessCommBackend>(s_.hub, args);
-  }
-
- private:
-  template <typename T>
-  std::vector<T> exchange(std::vector<T>& slots, const T& mine) {
-    slots[static_cast<std::size_t>(rank_)] = mine;
-    barrier();
-    std::vector<T> out;
-    if (rank_ == 0) out = slots;
-    barrier();
-    return out;
-  }
-  ThreadWorldShared& s_;
-  int rank_;
-};
 
 RingAttentionConfig small_ring(int cp) {
   RingAttentionConfig c;
