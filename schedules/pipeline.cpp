@@ -111,7 +111,8 @@ class PipelineBuilder {
     for (int ch = 0; ch < v_; ++ch) {
       ChunkSlots& cs = mine[static_cast<std::size_t>(ch)];
       cs.w = builder_.slot(rank, pipeline_slot_name("w", ch), cfg_.dtype, weight);
-      cs.dw = builder_.slot(rank, pipeline_slot_name("dw", ch), DType::fp32, weight);
+      cs.dw =
+          builder_.slot(rank, pipeline_slot_name("dw", ch), accumulator_dtype(cfg_.dtype), weight);
       for (auto* v : {&cs.x, &cs.pre, &cs.y, &cs.dy, &cs.dx, &cs.dh}) {
         v->assign(static_cast<std::size_t>(m), -1);
       }

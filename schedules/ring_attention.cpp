@@ -38,6 +38,7 @@ class RingBuilder {
     group_ = builder_.group("cp", std::move(ranks));
     kv_elems_ = 2 * cfg.batch * tokens_ * cfg.kv_heads * cfg.head_dim;
     q_elems_ = cfg.batch * tokens_ * cfg.heads * cfg.head_dim;
+    acc_ = accumulator_dtype(cfg.dtype);
   }
 
   Program build() && {
@@ -149,19 +150,19 @@ class RingBuilder {
     s.q = local("q", e, q_shape);
     s.kv = kv_slot(r, "kv", e, r);
     s.out = local("out", e, q_shape);
-    s.lse = local("lse", DType::fp32, lse_shape);
+    s.lse = local("lse", acc_, lse_shape);
     waits_.clear();
     if (cfg_.pass != AttentionPass::bwd) {
-      s.out_acc = local("out_acc", DType::fp32, q_shape);
-      s.blk_out = local("block_out", DType::fp32, q_shape);
-      s.blk_lse = local("block_lse", DType::fp32, lse_shape);
+      s.out_acc = local("out_acc", acc_, q_shape);
+      s.blk_out = local("block_out", acc_, q_shape);
+      s.blk_lse = local("block_lse", acc_, lse_shape);
       emit_forward(r, s);
     }
     if (cfg_.pass != AttentionPass::fwd) {
       s.dout = local("dout", e, q_shape);
       s.dq = local("dq", e, q_shape);
-      s.dq_acc = local("dq_acc", DType::fp32, q_shape);
-      s.blk_dq = local("block_dq", DType::fp32, q_shape);
+      s.dq_acc = local("dq_acc", acc_, q_shape);
+      s.blk_dq = local("block_dq", acc_, q_shape);
       s.dkv = kv_slot(r, "dkv", e, r);
       emit_backward(r, s);
     }
@@ -226,9 +227,8 @@ class RingBuilder {
       if (!first) {
         AttentionShape merge{cfg_.batch, cfg_.heads, cfg_.kv_heads, cfg_.head_dim, MaskMode::none,
                              b.q,        {}};
-        kernel(r, fmt::format("lse merge step {}", i), Phase::fwd, i, KernelKind::lse_merge,
-               DType::fp32, std::move(merge), {s.blk_out, s.blk_lse, s.out_acc, s.lse},
-               {s.out_acc, s.lse}, {});
+        kernel(r, fmt::format("lse merge step {}", i), Phase::fwd, i, KernelKind::lse_merge, acc_,
+               std::move(merge), {s.blk_out, s.blk_lse, s.out_acc, s.lse}, {s.out_acc, s.lse}, {});
       }
       first = false;
     }
@@ -239,10 +239,10 @@ class RingBuilder {
   void emit_backward(int r, const RankSlots& s) {
     KvRing ring = start_kv_ring(r, s, Phase::bwd);
     const bool permute = cfg_.rotate != KvRotation::p2p;  // torch rotates dK/dV by all-to-all
-    const std::int64_t dkv_bytes = kv_elems_ * dtype_bytes(DType::fp32);
+    const std::int64_t dkv_bytes = kv_elems_ * dtype_bytes(acc_);
     // Step 0's block gradient starts the accumulator this rank passes on; later blocks go to
     // block_dkv and are added into the accumulator received from rank r-1.
-    SlotId dkv_held = kv_slot(r, "dkv_step0", DType::fp32, r);
+    SlotId dkv_held = kv_slot(r, "dkv_step0", acc_, r);
     OpId dkv_arrive = -1;
     for (int i = 0; i < n_; ++i) {
       kv_ring_step(r, ring, i, Phase::bwd);
@@ -251,31 +251,29 @@ class RingBuilder {
       // The block gradient of the K/V this step works on (its owner's tokens).
       const SlotId blk_dkv = i == 0 || !b.computed ? dkv_held
                                                    : kv_slot(r, fmt::format("block_dkv_step{}", i),
-                                                             DType::fp32, kv_owner(r, i));
+                                                             acc_, kv_owner(r, i));
       if (b.computed) {
         const OpId bwd = kernel(r, fmt::format("attn bwd step {}", i), Phase::bwd, i,
                                 KernelKind::attention_bwd, cfg_.dtype, attention_shape(b),
                                 {s.q, ring.src[static_cast<std::size_t>(i)], s.out, s.dout, s.lse},
                                 {s.blk_dq, blk_dkv}, take_waits());
         kernel(r, fmt::format("dq accumulate step {}", i), Phase::bwd, i, KernelKind::accumulate,
-               DType::fp32, row_block(b.q, {}), {s.blk_dq, s.dq_acc}, {s.dq_acc}, {});
+               acc_, row_block(b.q, {}), {s.blk_dq, s.dq_acc}, {s.dq_acc}, {});
         send_after = bwd;
       }
       if (i > 0) {
         waits_.push_back(dkv_arrive);  // the dK/dV accumulated so far by the ranks before
         if (b.computed) {
           send_after = kernel(r, fmt::format("dkv accumulate step {}", i), Phase::bwd, i,
-                              KernelKind::accumulate, DType::fp32, row_block({}, b.k),
-                              {blk_dkv, dkv_held}, {dkv_held}, take_waits());
+                              KernelKind::accumulate, acc_, row_block({}, b.k), {blk_dkv, dkv_held},
+                              {dkv_held}, take_waits());
         }
       }
       if (n_ == 1) break;
-      const SlotId next =
-          kv_slot(r, fmt::format("dkv_step{}", i + 1), DType::fp32, kv_owner(r, i + 1));
-      dkv_arrive =
-          rotation(r, fmt::format("dkv {} step {}", permute ? "permute" : "exchange", i),
-                   Phase::bwd, i, dkv_held, next, dkv_bytes, DType::fp32, 2 * n_ + i, permute,
-                   send_after >= 0 ? std::vector<OpId>{send_after} : std::vector<OpId>{});
+      const SlotId next = kv_slot(r, fmt::format("dkv_step{}", i + 1), acc_, kv_owner(r, i + 1));
+      dkv_arrive = rotation(r, fmt::format("dkv {} step {}", permute ? "permute" : "exchange", i),
+                            Phase::bwd, i, dkv_held, next, dkv_bytes, acc_, 2 * n_ + i, permute,
+                            send_after >= 0 ? std::vector<OpId>{send_after} : std::vector<OpId>{});
       dkv_held = next;
     }
     if (dkv_arrive >= 0) waits_.push_back(dkv_arrive);
@@ -294,6 +292,8 @@ class RingBuilder {
   StreamId compute_ = 0, comm_ = 0;
   GroupId group_ = 0;
   std::int64_t kv_elems_ = 0, q_elems_ = 0;
+  // Accumulators, block results and lse: fp32 (FlashAttention's), fp64 for fp64 runs.
+  DType acc_ = DType::fp32;
   std::vector<OpId> waits_;  // event waits recorded on the compute stream, not yet consumed
 };
 

@@ -102,8 +102,8 @@ class TpLinearBuilder {
       }
     }
     if (bwd) {
-      s.dw = builder_.slot(r, "dw", DType::fp32, {n_, k_});
-      if (cfg_.bias) s.db = builder_.slot(r, "db", DType::fp32, {n_});
+      s.dw = builder_.slot(r, "dw", accumulator_dtype(e), {n_, k_});
+      if (cfg_.bias) s.db = builder_.slot(r, "db", accumulator_dtype(e), {n_});
     }
     return s;
   }

@@ -20,6 +20,12 @@ constexpr std::int64_t dtype_bytes(DType t) {
   return 0;
 }
 
+// The type kernels accumulate in for operands stored in t (fp32 accumulators, main grads and
+// softmax statistics; fp64 for fp64 runs).
+constexpr DType accumulator_dtype(DType t) {
+  return t == DType::fp64 ? DType::fp64 : DType::fp32;
+}
+
 std::string_view to_string(DType t);
 std::optional<DType> parse_dtype(std::string_view name);
 
