@@ -15,9 +15,12 @@ struct CommandContext {
 
 int run_ring_attention_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_pipeline_command(std::span<const std::string> args, const CommandContext& ctx);
+int run_step_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_tp_linear_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_collective_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_simulate_command(std::span<const std::string> args, const CommandContext& ctx);
+int run_sweep_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_validate_command(std::span<const std::string> args, const CommandContext& ctx);
+int run_report_command(std::span<const std::string> args, const CommandContext& ctx);
 
 }  // namespace meshsim

@@ -21,8 +21,12 @@ struct SubCommand {
 constexpr SubCommand kCommands[] = {
     {"ring-attention", "simulate a ring-attention (context-parallel) step",
      meshsim::run_ring_attention_command},
+    {"sweep", "search the parallel plans of a model on N GPUs: memory, step time, MFU, ranked",
+     meshsim::run_sweep_command},
     {"pipeline", "simulate a pipeline-parallel schedule (gpipe, 1f1b, interleaved, zb-h1, ...)",
      meshsim::run_pipeline_command},
+    {"step", "simulate a whole training step of a transformer (tp, pp, cp, dp; memory, MFU)",
+     meshsim::run_step_command},
     {"tp-linear", "simulate a tensor-parallel (column or row) linear layer, forward and backward",
      meshsim::run_tp_linear_command},
     {"collective", "time a collective nccl-tests style (time, algbw, busbw; --sweep sizes)",
@@ -30,6 +34,8 @@ constexpr SubCommand kCommands[] = {
     {"simulate", "simulate a saved schedule graph (Program JSON)", meshsim::run_simulate_command},
     {"validate", "run a workload's schedule graph for real under MPI and measure it",
      meshsim::run_validate_command},
+    {"report", "render sweep results (sweep --out FILE.json) as one HTML page",
+     meshsim::run_report_command},
 };
 
 void print_usage(std::ostream& out) {

@@ -4,6 +4,7 @@
 # Runs as root, or through sudo when not root. Output is quiet; apt's log is shown only on failure.
 #
 #   tools/setup.sh            install what is missing
+#   tools/setup.sh --tests    also what only the tests use (headless Chromium)
 #   tools/setup.sh --check    only report what is missing (exit 1 if anything is)
 set -euo pipefail
 
@@ -20,13 +21,17 @@ readonly PACKAGES=(
   openmpi-bin libopenmpi-dev
   ca-certificates
 )
+# Only for the test suite (--tests): meshsim report's HTML page rendered headless.
+readonly TEST_PACKAGES=(chromium)
 
 check_only=0
+wanted=("${PACKAGES[@]}")
 case "${1:-}" in
   "") ;;
   --check) check_only=1 ;;
+  --tests) wanted+=("${TEST_PACKAGES[@]}") ;;
   -h | --help)
-    sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   *)
@@ -40,12 +45,12 @@ installed() {
 }
 
 missing=()
-for p in "${PACKAGES[@]}"; do
+for p in "${wanted[@]}"; do
   installed "$p" || missing+=("$p")
 done
 
 if ((${#missing[@]} == 0)); then
-  echo "setup: all ${#PACKAGES[@]} packages already installed"
+  echo "setup: all ${#wanted[@]} packages already installed"
   exit 0
 fi
 if ((check_only)); then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything CI checks, in order (each phase is timed):
-#   1. tools/setup.sh                          dependencies (fast when already installed)
+#   1. tools/setup.sh --tests                  dependencies (fast when already installed)
 #   2. dev preset:  configure + build all      then `ctest --preset dev`   (every test)
 #   3. asan preset: configure + build all      then `ctest --preset asan`  (the "unit" tests)
 #   4. clang-format --dry-run --Werror on every C++ file under the source folders
@@ -85,7 +85,7 @@ check_format() {
   echo "all $count C++ files are clang-formatted"
 }
 
-if phase setup tools/setup.sh; then
+if phase setup tools/setup.sh --tests; then
   for preset in dev asan; do
     if phase "$preset-build" build_preset "$preset"; then
       phase "$preset-tests" test_preset "$preset"

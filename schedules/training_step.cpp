@@ -1,0 +1,1072 @@
+#include "schedules/training_step.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "sim/error.hpp"
+#include "sim/network_analytical.hpp"
+#include "sim/time.hpp"
+
+// What build_training_step emits (design §4.4), per mesh rank (Megatron order: tp fastest, then
+// cp, then dp, pp outermost), on the streams compute, tp_comm, cp_comm, dp_comm and one
+// "pp_comm a-b" stream per pair of pipeline ranks (a < b, pipeline indices):
+//
+// Notation: t = tp, T = mbs x seq / cp tokens per rank and microbatch, T_s = T / t under sequence
+// parallelism (SP) else T, h hidden, h_kv = kv_heads x head_dim, f ffn_hidden, V vocab, e bytes of
+// the plan's dtype. GEMMs are GemmShape{m, n, k}: C[m, n] = A[m, k] B[k, n].
+//
+// Layer forward:  norm (elementwise, T_s h) | SP: all-gather x (T h e) | QKV gemm {T, (h +
+//   2 h_kv)/t, h} | attention: cp = 1 one causal attention_fwd block over the local sequence with
+//   heads/t and kv_heads/t; cp > 1 the CP ring of ring_attention.cpp (same blocks, K/V rotation by
+//   p2p exchange / one all-gather / permutes on cp_comm overlapping the blocks, lse merges) |
+//   projection gemm {T, h, h/t} | SP: reduce-scatter, else all-reduce of y (T h e) | norm |
+//   SP: all-gather | MLP up gemm {T, (2f gated | f)/t, h} | activation (elementwise, T f/t x (2
+//   gated | 1)) | MLP down gemm {T, h, f/t} | SP: reduce-scatter, else all-reduce.
+//   Every TP collective waits (as a comm stream does) for the last compute kernel; the kernel that
+//   needs its result waits for it. Residual adds and biases are taken as fused into the
+//   neighbouring kernels.
+// Layer backward (reverse order, seed 002's overlap): MLP down (row): SP all-gather dy, dgrad
+//   gemm {T, f/t, h}, wgrad gemm {h, f/t, T}; activation backward; MLP up (column): SP async
+//   all-gather of x, dgrad {T, h, n_up}, async reduce-scatter (SP) / all-reduce of dx, wgrad
+//   {n_up, h, T}, wait; norm backward; projection (row) as MLP down; attention backward: cp = 1 one
+//   attention_bwd block, cp > 1 the ring backward (K/V ring + fp32 dK/dV ring, accumulates); QKV
+//   (column) as MLP up; norm backward. Schedules that split the backward (zb-h1, zb-v, dualpipev
+//   pairs) run everything but the wgrad gemms in B and the wgrad gemms (after SP's all-gather of
+//   the column layers' inputs) in W.
+// Recompute: full re-runs the layer's whole forward (collectives and CP ring included) right
+//   before its backward; selective re-runs the attention core (the CP ring forward with cp > 1).
+// First global stage: embedding lookup (copy, T_s h) before the first layer and its gradient
+//   (accumulate, T_s h) after the last layer backward. Last global stage: final norm, the output
+//   head (column parallel: SP all-gather, gemm {T, ceil(V/t), h}) and the vocabulary-parallel loss
+//   (T ceil(V/t)); backward: head dgrad/wgrad with its TP collectives, final norm backward.
+// Pipeline: each pipeline rank runs pipeline_orders() of the schedule; between actions the
+//   combined p2p exchanges of pipeline.cpp (same boundaries, same early receives, same explicit
+//   commits for the schedules that place their own), message bytes mbs x seq/cp x h / (t if SP) x
+//   e. A p2p send waits for the op that produced the activation / input gradient.
+// Data parallelism: gradients are reduced over the data-parallel x context-parallel group
+//   (Megatron's dp-cp group: CP ranks hold the same weights), dp_buckets buckets per chunk. On
+//   the first pipeline rank each bucket is launched on dp_comm as soon as the last
+//   weight-gradient pass of the chunk (the last microbatch's backward or W) has produced the
+//   bucket's layers (backward order); the other pipeline ranks launch theirs after their last
+//   pipeline exchange (Megatron's delay_grad_reduce: under the single hardware queue a bucket
+//   waiting behind the previous one would hold back the gradient send that the previous stage
+//   waits for, and the delay would chain through every stage); bytes = the
+//   bucket's parameters on this rank (TP shard) x 4 (fp32 main grads); reduce-scatter with the
+//   distributed optimizer, else all-reduce. Then one optimizer_update over the rank's parameters
+//   (/ (dp x cp) distributed) after every reduction, and with the distributed optimizer an
+//   all-gather of the updated bf16 parameters per bucket.
+// Folding (fold_dp): the mesh is still the whole tp x cp x dp x pp mesh (so every pipeline
+//   neighbour and every group sits where it really does), but only the ranks with dp index 0
+//   get ops; the others stay empty. Each gradient reduction / parameter all-gather is then a
+//   collective over the built members of the dp-cp group (the cp ranks of dp 0; a one-member group
+//   when cp = 1) with a fixed time: collective_cost() of the analytical network for the FULL
+//   dp x cp group at its real placement (dp members tp x cp ranks apart) and the same bytes. What
+//   is folded: the other replicas' ops (identical programs, same times) and the rendezvous with
+//   them. The analytical model has no contention, so the folded and unfolded step times are equal;
+//   under the flow-level network the fixed time replaces the replicas' flows (the folded DP
+//   collectives then do not contend with anything), and metrics' byte counts exclude the DP
+//   traffic to other replicas.
+// No tensor slots (slot -1): the Program is for simulation.
+
+namespace meshsim {
+namespace {
+
+constexpr std::int64_t kMaxOps = std::int64_t{60} << 20;
+
+std::int64_t step_seq(const TransformerModel& m, const StepPlan& p) {
+  return p.seq > 0 ? p.seq : m.seq_len;
+}
+
+PipelineShape step_shape(const StepPlan& p) {
+  PipelineShape s;
+  s.schedule = p.schedule;
+  s.stages = p.pp;
+  s.microbatches = microbatches(p);
+  s.chunks = p.vp;
+  return s;
+}
+
+struct Message {
+  int peer = 0;  // pipeline index
+  bool gradient = false;
+  int stage = 0;
+  int microbatch = 0;
+};
+
+// What rank r computes at ring step i (design §4.1), as ring_attention.cpp's block().
+struct Block {
+  bool computed = false;
+  MaskMode mask = MaskMode::none;
+  std::vector<TokenRange> q, k;
+};
+
+class StepBuilder {
+ public:
+  StepBuilder(const TransformerModel& model, const StepPlan& plan, const HardwareProfile& hw)
+      : m_(model),
+        p_(plan),
+        hw_(hw),
+        shape_(step_shape(plan)),
+        pp_(plan.pp),
+        v_(chunks_of(shape_)),
+        stages_(plan.pp * v_),
+        t_(plan.tp),
+        n_cp_(plan.cp),
+        sp_(plan.sequence_parallel && plan.tp > 1),
+        split_(split_layers(model.layers, plan.pp * chunks_of(shape_))),
+        builder_(make_megatron_mesh(plan.tp, plan.cp, plan.dp, plan.pp, hw.gpus_per_node),
+                 plan.tp > 1 || plan.cp > 1, describe(model, plan)) {
+    compute_ = builder_.stream("compute");
+    tp_comm_ = builder_.stream("tp_comm");
+    cp_comm_ = builder_.stream("cp_comm");
+    dp_comm_ = builder_.stream("dp_comm");
+    seq_ = step_seq(model, plan);
+    tokens_ = plan.microbatch_size * (seq_ / plan.cp);
+    local_tokens_ = sp_ ? tokens_ / t_ : tokens_;
+    e_ = dtype_bytes(plan.dtype);
+    msg_bytes_ = plan.microbatch_size * (seq_ / plan.cp) * model.hidden / (sp_ ? t_ : 1) * e_;
+    layer_begin_.assign(static_cast<std::size_t>(stages_) + 1, 0);
+    for (int s = 0; s < stages_; ++s) {
+      layer_begin_[static_cast<std::size_t>(s) + 1] =
+          layer_begin_[static_cast<std::size_t>(s)] + split_.layers[static_cast<std::size_t>(s)];
+    }
+    rank_of_stage_.assign(static_cast<std::size_t>(stages_), 0);
+    for (int r = 0; r < pp_; ++r) {
+      for (int c = 0; c < v_; ++c) rank_of_stage_[static_cast<std::size_t>(gs(r, c))] = r;
+    }
+    ring_.cp = plan.cp;
+    ring_.seq = seq_;
+    ring_.batch = plan.microbatch_size;
+    ring_.heads = model.heads / t_;
+    ring_.kv_heads = model.kv_heads / t_;
+    ring_.head_dim = model.head_dim();
+    ring_.dtype = plan.dtype;
+    ring_.variant = plan.cp > 1 ? plan.cp_variant : RingVariant::ring;
+    ring_.rotate = plan.cp_rotation;
+    const ParameterCount pc = count_parameters(model);
+    // TP shard of one layer: matrices (and their biases, approximately) / t, norms whole.
+    layer_params_ = (pc.attention + pc.mlp) / t_ + pc.norms;
+    const std::int64_t vocab_shard = (model.vocab + t_ - 1) / t_;
+    embedding_params_ =
+        vocab_shard * model.hidden +
+        (model.position == PositionEmbedding::learned ? model.seq_len * model.hidden : 0);
+    head_params_ = (model.tied_embeddings ? 0 : vocab_shard * model.hidden) + pc.final_norm;
+    vocab_shard_ = vocab_shard;
+  }
+
+  static std::string describe(const TransformerModel& m, const StepPlan& p) {
+    return fmt::format(
+        "training step: model={} tp={} pp={} cp={} dp={} vp={} mbs={} gbs={} seq={} schedule={} "
+        "cp_variant={} cp_rotate={} recompute={} distributed_optimizer={} sp={} fold_dp={}",
+        m.name, p.tp, p.pp, p.cp, p.dp, p.vp, p.microbatch_size, p.global_batch, step_seq(m, p),
+        to_string(p.schedule), to_string(p.cp_variant), to_string(p.cp_rotation),
+        to_string(p.recompute), p.distributed_optimizer, p.sequence_parallel, p.fold_dp);
+  }
+
+  Program build() && {
+    const auto orders = pipeline_orders(shape_);
+    // sent_to[src][dst]: messages src sends to dst in src's order (pipeline indices).
+    std::vector<RankPlan> plans;
+    std::vector<std::vector<std::vector<Message>>> sent_to(
+        static_cast<std::size_t>(pp_),
+        std::vector<std::vector<Message>>(static_cast<std::size_t>(pp_)));
+    for (int r = 0; r < pp_; ++r) {
+      plans.push_back(plan_rank(r, orders[static_cast<std::size_t>(r)]));
+      for (const auto& step : plans.back().makes) {
+        for (const Message& msg : step) {
+          sent_to[static_cast<std::size_t>(r)][static_cast<std::size_t>(msg.peer)].push_back(msg);
+        }
+      }
+    }
+    const Mesh& mesh = builder_.peek().mesh;
+    const int replicas = p_.fold_dp ? 1 : p_.dp;
+    for (int pr = 0; pr < pp_; ++pr) {
+      for (int d = 0; d < replicas; ++d) {
+        for (int c = 0; c < n_cp_; ++c) {
+          for (int t = 0; t < t_; ++t) {
+            begin_rank(mesh, mesh.rank_of({t, c, d, pr}), pr, c);
+            const auto& actions = orders[static_cast<std::size_t>(pr)];
+            if (has_explicit_comm(actions)) {
+              emit_rank_explicit(actions);
+            } else {
+              emit_rank(plans[static_cast<std::size_t>(pr)], sent_to);
+            }
+            finish_rank();
+          }
+        }
+      }
+    }
+    return std::move(builder_).finish();
+  }
+
+ private:
+  // ---- per-rank context -------------------------------------------------------------------------
+  void begin_rank(const Mesh& mesh, int rank, int pr, int cp_index) {
+    rank_ = rank;
+    pr_ = pr;
+    cp_index_ = cp_index;
+    waits_.clear();
+    last_compute_ = -1;
+    dp_ops_.clear();
+    delayed_.clear();
+    bucket_bytes_.clear();
+    wgrad_passes_.assign(static_cast<std::size_t>(v_), 0);
+    tp_group_ = builder_.group("tp", mesh.group_of("tp", rank));
+    cp_ranks_ = mesh.group_of("cp", rank);
+    cp_group_ = builder_.group("cp", cp_ranks_);
+    // The dp-cp group: every rank with this rank's tp and pp coordinates.
+    std::vector<int> full;
+    for (int d : mesh.group_of("dp", rank)) {
+      for (int r : mesh.group_of("cp", d)) full.push_back(r);
+    }
+    std::sort(full.begin(), full.end());
+    dp_size_ = static_cast<int>(full.size());
+    dp_placement_ = placement_of(mesh, full);
+    if (p_.fold_dp) {
+      dp_group_ = builder_.group("dp-cp", cp_ranks_);  // the built members only
+    } else {
+      dp_group_ = builder_.group("dp-cp", full);
+    }
+  }
+
+  void finish_rank() {
+    flush_buckets();
+    // The optimizer step after every gradient reduction, then the parameter all-gathers.
+    std::int64_t params = 0;
+    for (int c = 0; c < v_; ++c) params += chunk_params(gs(pr_, c));
+    const bool dist = p_.distributed_optimizer && dp_size_ > 1;
+    waits_.insert(waits_.end(), dp_ops_.begin(), dp_ops_.end());
+    kernel("optimizer step", Phase::optimizer, -1, -1, -1, KernelKind::optimizer_update,
+           VectorShape{dist ? (params + dp_size_ - 1) / dp_size_ : params});
+    if (dist) {
+      for (std::size_t b = 0; b < bucket_bytes_.size(); ++b) {
+        // Updated bf16 parameters: the bucket's fp32 grad bytes / 2 (4-byte grads, 2-byte params).
+        dp_collective(fmt::format("param all-gather bucket {}", b), Phase::optimizer, -1, -1,
+                      CollectiveKind::all_gather, bucket_bytes_[b] / 4 * e_);
+      }
+    }
+  }
+
+  int gs(int pr, int chunk) const { return global_stage(shape_, pr, chunk); }
+  int stage_rank(int stage) const { return rank_of_stage_[static_cast<std::size_t>(stage)]; }
+  int first_layer(int stage) const { return layer_begin_[static_cast<std::size_t>(stage)]; }
+  int layer_count(int stage) const { return split_.layers[static_cast<std::size_t>(stage)]; }
+
+  std::int64_t chunk_params(int stage) const {
+    std::int64_t n = layer_count(stage) * layer_params_;
+    if (stage == 0) n += embedding_params_;
+    if (stage + 1 == stages_) n += head_params_;
+    return n;
+  }
+
+  // ---- op helpers
+  // --------------------------------------------------------------------------------
+  std::vector<OpId> take_waits() {
+    std::vector<OpId> w;
+    w.swap(waits_);
+    return w;
+  }
+  void wait(OpId op) {
+    if (op >= 0) waits_.push_back(op);
+  }
+
+  OpId kernel(std::string name, Phase phase, int layer, int mb, int chunk, KernelKind kind,
+              KernelShape shape, ElementwiseFn fn = ElementwiseFn::none, int step = -1) {
+    KernelCall call{kind, p_.dtype, std::move(shape), {}, {}, fn};
+    last_compute_ =
+        builder_.add(rank_, compute_, std::move(name), OpLabels{phase, layer, mb, step, chunk},
+                     std::move(call), take_waits());
+    return last_compute_;
+  }
+
+  // A collective on tp_comm: waits for the last compute kernel (and whatever the next kernel
+  // waits for, e.g. a received activation). -1 when t = 1.
+  OpId tp_collective(std::string name, Phase phase, int layer, int mb, int chunk,
+                     CollectiveKind kind, std::int64_t bytes) {
+    if (t_ == 1) return -1;
+    std::vector<OpId> deps = waits_;
+    if (last_compute_ >= 0) deps.push_back(last_compute_);
+    return builder_.add(rank_, tp_comm_, std::move(name), OpLabels{phase, layer, mb, -1, chunk},
+                        CollectiveCall{kind, tp_group_, bytes, p_.dtype}, std::move(deps));
+  }
+
+  OpId dp_collective(std::string name, Phase phase, int mb, int chunk, CollectiveKind kind,
+                     std::int64_t bytes) {
+    std::vector<OpId> deps;
+    if (last_compute_ >= 0) deps.push_back(last_compute_);
+    const DType dtype = phase == Phase::optimizer ? p_.dtype : DType::fp32;
+    const OpId op =
+        builder_.add(rank_, dp_comm_, std::move(name), OpLabels{phase, -1, mb, -1, chunk},
+                     CollectiveCall{kind, dp_group_, bytes, dtype}, std::move(deps));
+    if (p_.fold_dp) {
+      builder_.set_fixed_time(
+          op, seconds_to_ns(collective_cost(hw_.network, kind, dp_placement_, bytes).seconds));
+    }
+    return op;
+  }
+
+  // Activation bytes of one TP collective: a whole [T, width] tensor.
+  std::int64_t act_bytes(std::int64_t width) const { return tokens_ * width * e_; }
+
+  // ---- tensor-parallel linear layers (tp_linear.cpp's placement) --------------------------------
+  struct Ctx {
+    int layer = -1, mb = 0, chunk = 0;
+    Phase phase = Phase::fwd;
+  };
+
+  OpId gemm(const Ctx& c, std::string name, GemmShape g, Phase phase) {
+    return kernel(std::move(name), phase, c.layer, c.mb, c.chunk, KernelKind::gemm, g);
+  }
+
+  void column_forward(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k) {
+    if (sp_) {
+      wait(tp_collective(what + " x all-gather", c.phase, c.layer, c.mb, c.chunk,
+                         CollectiveKind::all_gather, act_bytes(k)));
+    }
+    gemm(c, what + " gemm", GemmShape{tokens_, n, k, false, false, false}, c.phase);
+  }
+
+  void row_forward(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k) {
+    gemm(c, what + " gemm", GemmShape{tokens_, n, k, false, false, false}, c.phase);
+    if (t_ > 1) {
+      wait(sp_ ? tp_collective(what + " y reduce-scatter", c.phase, c.layer, c.mb, c.chunk,
+                               CollectiveKind::reduce_scatter, act_bytes(n))
+               : tp_collective(what + " y all-reduce", c.phase, c.layer, c.mb, c.chunk,
+                               CollectiveKind::all_reduce, act_bytes(n)));
+    }
+  }
+
+  // Column backward; with_wgrad false: B of a split backward (the wgrad comes in W).
+  void column_backward(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k,
+                       bool with_wgrad) {
+    OpId gather = -1;
+    if (sp_ && with_wgrad) {
+      gather = tp_collective(what + " x all-gather (bwd)", Phase::bwd, c.layer, c.mb, c.chunk,
+                             CollectiveKind::all_gather, act_bytes(k));
+    }
+    gemm(c, what + " dgrad", GemmShape{tokens_, k, n, false, true, false}, Phase::bwd);
+    OpId reduce = -1;
+    if (t_ > 1) {
+      reduce = sp_ ? tp_collective(what + " dx reduce-scatter", Phase::bwd, c.layer, c.mb, c.chunk,
+                                   CollectiveKind::reduce_scatter, act_bytes(k))
+                   : tp_collective(what + " dx all-reduce", Phase::bwd, c.layer, c.mb, c.chunk,
+                                   CollectiveKind::all_reduce, act_bytes(k));
+    }
+    if (with_wgrad) {
+      wait(gather);
+      gemm(c, what + " wgrad", GemmShape{n, k, tokens_, true, false, true}, Phase::wgrad);
+    }
+    wait(reduce);
+  }
+
+  void column_wgrad(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k) {
+    if (sp_) {
+      wait(tp_collective(what + " x all-gather (wgrad)", Phase::wgrad, c.layer, c.mb, c.chunk,
+                         CollectiveKind::all_gather, act_bytes(k)));
+    }
+    gemm(c, what + " wgrad", GemmShape{n, k, tokens_, true, false, true}, Phase::wgrad);
+  }
+
+  void row_backward(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k,
+                    bool with_wgrad) {
+    if (sp_) {
+      wait(tp_collective(what + " dy all-gather", Phase::bwd, c.layer, c.mb, c.chunk,
+                         CollectiveKind::all_gather, act_bytes(n)));
+    }
+    gemm(c, what + " dgrad", GemmShape{tokens_, k, n, false, true, false}, Phase::bwd);
+    if (with_wgrad) {
+      gemm(c, what + " wgrad", GemmShape{n, k, tokens_, true, false, true}, Phase::wgrad);
+    }
+  }
+
+  // ---- attention (the CP ring)
+  // ---------------------------------------------------------------------
+  Block block(int r, int i) const {
+    const int s = ((r - i) % n_cp_ + n_cp_) % n_cp_;
+    const auto mine = rank_tokens(ring_, r);
+    const auto theirs = rank_tokens(ring_, s);
+    Block b;
+    if (i == 0) {
+      b = Block{true, MaskMode::causal, mine, mine};
+    } else if (ring_.variant == RingVariant::ring) {
+      if (i <= r) b = Block{true, MaskMode::none, mine, theirs};
+    } else if (i <= r) {
+      b = Block{true, MaskMode::none, mine, {theirs.front()}};
+    } else {
+      b = Block{true, MaskMode::none, {mine.back()}, theirs};
+    }
+    return b;
+  }
+
+  AttentionShape attention_shape(const Block& b) const {
+    return AttentionShape{ring_.batch, ring_.heads, ring_.kv_heads, ring_.head_dim, b.mask,
+                          b.q,         b.k};
+  }
+
+  std::int64_t kv_bytes() const {
+    return 2 * ring_.batch * (seq_ / n_cp_) * ring_.kv_heads * ring_.head_dim * e_;
+  }
+  std::int64_t q_elems() const {
+    return ring_.batch * (seq_ / n_cp_) * ring_.heads * ring_.head_dim;
+  }
+
+  // One hop of a CP ring on cp_comm: send to r+1, receive from r-1 (p2p), or a permute.
+  OpId rotation(const Ctx& c, std::string name, Phase phase, int step, std::int64_t bytes,
+                DType dtype, int tag, bool permute, std::vector<OpId> deps) {
+    const int n = n_cp_;
+    const int r = cp_index_;
+    OpBody body;
+    if (permute) {
+      body = CollectiveCall{CollectiveKind::permute, cp_group_, bytes, dtype, 1};
+    } else {
+      body =
+          P2PCall{{Transfer{cp_ranks_[static_cast<std::size_t>((r + 1) % n)], bytes, tag, -1}},
+                  {Transfer{cp_ranks_[static_cast<std::size_t>((r - 1 + n) % n)], bytes, tag, -1}}};
+    }
+    return builder_.add(rank_, cp_comm_, std::move(name),
+                        OpLabels{phase, c.layer, c.mb, step, c.chunk}, std::move(body),
+                        std::move(deps));
+  }
+
+  // K/V for every ring step: arrive[i] is the op after which step i's K/V is present.
+  std::vector<OpId> start_kv_ring(const Ctx& c, Phase phase) {
+    std::vector<OpId> arrive(static_cast<std::size_t>(n_cp_), -1);
+    if (p_.cp_rotation == KvRotation::allgather && n_cp_ > 1) {
+      std::vector<OpId> deps = waits_;
+      if (last_compute_ >= 0) deps.push_back(last_compute_);
+      const OpId ag = builder_.add(
+          rank_, cp_comm_, "kv all-gather", OpLabels{phase, c.layer, c.mb, 0, c.chunk},
+          CollectiveCall{CollectiveKind::all_gather, cp_group_, n_cp_ * kv_bytes(), p_.dtype},
+          std::move(deps));
+      for (int i = 1; i < n_cp_; ++i) arrive[static_cast<std::size_t>(i)] = ag;
+    }
+    return arrive;
+  }
+
+  void kv_ring_step(const Ctx& c, std::vector<OpId>& arrive, int i, Phase phase) {
+    const auto ui = static_cast<std::size_t>(i);
+    if (i > 0 && (p_.cp_rotation != KvRotation::allgather || i == 1)) wait(arrive[ui]);
+    if (p_.cp_rotation == KvRotation::allgather || i + 1 >= n_cp_) return;
+    const bool permute = p_.cp_rotation == KvRotation::alltoall;
+    std::vector<OpId> deps = waits_;  // the K/V being passed on (and, at step 0, the QKV gemm)
+    if (i == 0 && last_compute_ >= 0) deps.push_back(last_compute_);
+    const int tag = (phase == Phase::fwd ? 0 : n_cp_) + i;
+    arrive[ui + 1] = rotation(c, fmt::format("kv {} step {}", permute ? "permute" : "exchange", i),
+                              phase, i, kv_bytes(), p_.dtype, tag, permute, std::move(deps));
+  }
+
+  // The attention core forward (phase fwd, or bwd when recomputed).
+  void attention_forward(const Ctx& c, Phase phase) {
+    const std::string pre = phase == Phase::fwd ? "" : "recompute ";
+    if (n_cp_ == 1) {
+      const Block b{true, MaskMode::causal, rank_tokens(ring_, 0), rank_tokens(ring_, 0)};
+      kernel(pre + "attn fwd", phase, c.layer, c.mb, c.chunk, KernelKind::attention_fwd,
+             attention_shape(b));
+      return;
+    }
+    auto arrive = start_kv_ring(c, phase);
+    bool first = true;
+    for (int i = 0; i < n_cp_; ++i) {
+      kv_ring_step(c, arrive, i, Phase::fwd);
+      const Block b = block(cp_index_, i);
+      if (!b.computed) continue;
+      kernel(fmt::format("{}attn fwd step {}", pre, i), phase, c.layer, c.mb, c.chunk,
+             KernelKind::attention_fwd, attention_shape(b), ElementwiseFn::none, i);
+      if (!first) {
+        AttentionShape merge{
+            ring_.batch, ring_.heads, ring_.kv_heads, ring_.head_dim, MaskMode::none, b.q, {}};
+        kernel(fmt::format("{}lse merge step {}", pre, i), phase, c.layer, c.mb, c.chunk,
+               KernelKind::lse_merge, std::move(merge), ElementwiseFn::none, i);
+      }
+      first = false;
+    }
+    kernel(pre + "attn out cast", phase, c.layer, c.mb, c.chunk, KernelKind::copy,
+           VectorShape{q_elems()});
+  }
+
+  void attention_backward(const Ctx& c) {
+    if (n_cp_ == 1) {
+      const Block b{true, MaskMode::causal, rank_tokens(ring_, 0), rank_tokens(ring_, 0)};
+      kernel("attn bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::attention_bwd,
+             attention_shape(b));
+      return;
+    }
+    auto arrive = start_kv_ring(c, Phase::bwd);
+    const bool permute = p_.cp_rotation != KvRotation::p2p;
+    const DType acc = accumulator_dtype(p_.dtype);
+    const std::int64_t dkv_bytes = kv_bytes() / e_ * dtype_bytes(acc);
+    OpId dkv_arrive = -1;
+    for (int i = 0; i < n_cp_; ++i) {
+      kv_ring_step(c, arrive, i, Phase::bwd);
+      const Block b = block(cp_index_, i);
+      OpId send_after = -1;
+      if (b.computed) {
+        send_after = kernel(fmt::format("attn bwd step {}", i), Phase::bwd, c.layer, c.mb, c.chunk,
+                            KernelKind::attention_bwd, attention_shape(b), ElementwiseFn::none, i);
+        AttentionShape rows{
+            ring_.batch, ring_.heads, ring_.kv_heads, ring_.head_dim, MaskMode::none, b.q, {}};
+        KernelCall acc_call{KernelKind::accumulate, acc, std::move(rows), {}, {}};
+        last_compute_ = builder_.add(rank_, compute_, fmt::format("dq accumulate step {}", i),
+                                     OpLabels{Phase::bwd, c.layer, c.mb, i, c.chunk},
+                                     std::move(acc_call), take_waits());
+      }
+      if (i > 0) {
+        wait(dkv_arrive);
+        if (b.computed) {
+          AttentionShape rows{
+              ring_.batch, ring_.heads, ring_.kv_heads, ring_.head_dim, MaskMode::none, {}, b.k};
+          KernelCall acc_call{KernelKind::accumulate, acc, std::move(rows), {}, {}};
+          send_after = last_compute_ = builder_.add(
+              rank_, compute_, fmt::format("dkv accumulate step {}", i),
+              OpLabels{Phase::bwd, c.layer, c.mb, i, c.chunk}, std::move(acc_call), take_waits());
+        }
+      }
+      std::vector<OpId> deps;
+      if (send_after >= 0) deps.push_back(send_after);
+      // A skipped step passes the received dK/dV through: its send waits for the arrival.
+      if (send_after < 0) deps = waits_;
+      dkv_arrive = rotation(c, fmt::format("dkv {} step {}", permute ? "permute" : "exchange", i),
+                            Phase::bwd, i, dkv_bytes, acc, 2 * n_cp_ + i, permute, std::move(deps));
+    }
+    wait(dkv_arrive);
+    kernel("dkv cast", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::copy,
+           VectorShape{kv_bytes() / e_});
+    kernel("dq cast", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::copy, VectorShape{q_elems()});
+  }
+
+  // ---- one transformer layer
+  // ---------------------------------------------------------------------
+  std::int64_t qkv_n() const { return (m_.hidden + 2 * m_.kv_hidden()) / t_; }
+  std::int64_t up_n() const { return (m_.gated_mlp ? 2 : 1) * m_.ffn_hidden / t_; }
+
+  void norm(const Ctx& c, const std::string& name, Phase phase) {
+    kernel(name, phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+           VectorShape{local_tokens_ * m_.hidden});
+  }
+
+  void layer_forward(const Ctx& c) {
+    const std::string pre = c.phase == Phase::fwd ? "" : "recompute ";
+    norm(c, pre + "attn norm", c.phase);
+    column_forward(c, pre + "qkv", qkv_n(), m_.hidden);
+    attention_forward(c, c.phase);
+    row_forward(c, pre + "proj", m_.hidden, m_.hidden / t_);
+    norm(c, pre + "mlp norm", c.phase);
+    column_forward(c, pre + "mlp up", up_n(), m_.hidden);
+    kernel(pre + "activation", c.phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+           VectorShape{tokens_ * up_n()}, m_.gated_mlp ? ElementwiseFn::none : ElementwiseFn::gelu);
+    row_forward(c, pre + "mlp down", m_.hidden, m_.ffn_hidden / t_);
+  }
+
+  void layer_backward(const Ctx& c, bool with_wgrad) {
+    if (p_.recompute == Recompute::full) {
+      Ctx rc = c;
+      rc.phase = Phase::bwd;
+      layer_forward(rc);
+    }
+    row_backward(c, "mlp down", m_.hidden, m_.ffn_hidden / t_, with_wgrad);
+    kernel("activation bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+           VectorShape{tokens_ * up_n()});
+    column_backward(c, "mlp up", up_n(), m_.hidden, with_wgrad);
+    norm(c, "mlp norm bwd", Phase::bwd);
+    row_backward(c, "proj", m_.hidden, m_.hidden / t_, with_wgrad);
+    if (p_.recompute == Recompute::selective) attention_forward(c, Phase::bwd);
+    attention_backward(c);
+    column_backward(c, "qkv", qkv_n(), m_.hidden, with_wgrad);
+    norm(c, "attn norm bwd", Phase::bwd);
+  }
+
+  void layer_wgrad(const Ctx& c) {
+    gemm(c, "mlp down wgrad", GemmShape{m_.hidden, m_.ffn_hidden / t_, tokens_, true, false, true},
+         Phase::wgrad);
+    column_wgrad(c, "mlp up", up_n(), m_.hidden);
+    gemm(c, "proj wgrad", GemmShape{m_.hidden, m_.hidden / t_, tokens_, true, false, true},
+         Phase::wgrad);
+    column_wgrad(c, "qkv", qkv_n(), m_.hidden);
+  }
+
+  // ---- one pipeline action on one chunk
+  // ----------------------------------------------------------- Gradient buckets of a chunk in
+  // backward order: bucket j holds layers (in backward order) [ceil(j L / nb), ceil((j+1) L / nb));
+  // the head goes with the first, the embedding with the last. Launches bucket j's reduction once
+  // its last layer's weight gradient is done.
+  struct Buckets {
+    int count = 0;
+    int layers = 0;
+    int done = 0;  // layers finished in backward order
+    int next = 0;  // next bucket to launch
+    std::int64_t pending = 0;
+  };
+
+  Buckets buckets_for(int stage) const {
+    Buckets b;
+    b.layers = layer_count(stage);
+    b.count = std::max(1, std::min(p_.dp_buckets, std::max(b.layers, 1)));
+    return b;
+  }
+
+  void bucket_progress(Buckets& b, int stage, int mb, int chunk, std::int64_t params) {
+    b.pending += params;
+    while (b.next < b.count && b.done >= (b.layers * (b.next + 1) + b.count - 1) / b.count) {
+      if (b.next + 1 == b.count && stage == 0) b.pending += embedding_params_;
+      launch_bucket(b, mb, chunk);
+    }
+  }
+
+  void launch_bucket(Buckets& b, int mb, int chunk) {
+    const std::int64_t bytes = b.pending * 4;
+    b.pending = 0;
+    const int index = b.next++;
+    if (dp_size_ <= 1) return;
+    delayed_.push_back(DelayedBucket{bytes, mb, chunk, index});
+    // Megatron's delay_grad_reduce: every pipeline rank but the first launches its reductions
+    // after its last exchange (under the single hardware queue a reduction waiting behind
+    // another would otherwise hold back the gradient send the previous stage waits for).
+    if (pr_ == 0) flush_buckets();
+  }
+
+  void flush_buckets() {
+    const bool dist = p_.distributed_optimizer;
+    for (const DelayedBucket& d : delayed_) {
+      dp_ops_.push_back(dp_collective(
+          fmt::format("grad {} c{} bucket {}", dist ? "reduce-scatter" : "all-reduce", d.chunk,
+                      d.index),
+          Phase::wgrad, d.mb, d.chunk,
+          dist ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, d.bytes));
+      bucket_bytes_.push_back(d.bytes);
+    }
+    delayed_.clear();
+  }
+
+  // Emits one compute part; returns the op after which its output (activation or input gradient
+  // sent to the neighbour stage) is ready.
+  OpId compute(PipeWork work, int mb, int chunk, std::vector<OpId> deps) {
+    waits_.insert(waits_.end(), deps.begin(), deps.end());
+    const int stage = gs(pr_, chunk);
+    const int first = first_layer(stage), count = layer_count(stage);
+    const bool last_stage = stage + 1 == stages_;
+    Ctx c{-1, mb, chunk, Phase::fwd};
+    if (work == PipeWork::forward) {
+      if (stage == 0) {
+        kernel("embedding", Phase::fwd, -1, mb, chunk, KernelKind::copy,
+               VectorShape{local_tokens_ * m_.hidden});
+      }
+      for (int l = first; l < first + count; ++l) {
+        c.layer = l;
+        layer_forward(c);
+      }
+      if (last_stage) {
+        c.layer = -1;
+        norm(c, "final norm", Phase::fwd);
+        column_forward(c, "head", vocab_shard_, m_.hidden);
+        kernel("loss", Phase::fwd, -1, mb, chunk, KernelKind::loss,
+               VectorShape{tokens_ * vocab_shard_});
+      }
+      // The activation is complete once the last TP reduction is (the send waits for it).
+      return waits_.empty() ? last_compute_ : waits_.back();
+    }
+    const bool with_wgrad = work == PipeWork::backward || work == PipeWork::weight_grad;
+    bool final_wgrad = false;
+    if (with_wgrad) {
+      final_wgrad = ++wgrad_passes_[static_cast<std::size_t>(chunk)] == shape_.microbatches;
+    }
+    Buckets b = buckets_for(stage);
+    c.phase = Phase::bwd;
+    if (work == PipeWork::weight_grad) {
+      if (last_stage) {
+        c.layer = -1;
+        column_wgrad(c, "head", vocab_shard_, m_.hidden);
+        if (final_wgrad) b.pending += head_params_;
+      }
+      for (int l = first + count - 1; l >= first; --l) {
+        c.layer = l;
+        layer_wgrad(c);
+        ++b.done;
+        if (final_wgrad) bucket_progress(b, stage, mb, chunk, layer_params_);
+      }
+      if (final_wgrad && count == 0) bucket_progress(b, stage, mb, chunk, 0);
+      return last_compute_;
+    }
+    // backward (B + W) or input_grad (B)
+    if (last_stage) {
+      c.layer = -1;
+      column_backward(c, "head", vocab_shard_, m_.hidden, with_wgrad);
+      norm(c, "final norm bwd", Phase::bwd);
+      if (final_wgrad) b.pending += head_params_;
+    }
+    for (int l = first + count - 1; l >= first; --l) {
+      c.layer = l;
+      layer_backward(c, with_wgrad);
+      ++b.done;
+      if (final_wgrad) bucket_progress(b, stage, mb, chunk, layer_params_);
+    }
+    if (final_wgrad && count == 0) bucket_progress(b, stage, mb, chunk, 0);
+    OpId out = last_compute_;
+    if (!waits_.empty()) {
+      // The input gradient is complete once the last TP reduction is; the send waits for it.
+      out = waits_.back();
+    }
+    if (stage == 0) {
+      kernel("embedding grad", Phase::wgrad, -1, mb, chunk, KernelKind::accumulate,
+             VectorShape{local_tokens_ * m_.hidden});
+      out = last_compute_;
+    }
+    return out;
+  }
+
+  // ---- the pipeline exchanges (pipeline.cpp's logic, pipeline indices)
+  // ---------------------------
+  void messages(int pr, PipeWork work, int mb, int chunk, std::vector<Message>& in,
+                std::vector<Message>& out) const {
+    const int s = gs(pr, chunk);
+    if (work == PipeWork::forward) {
+      if (s > 0 && stage_rank(s - 1) != pr) in.push_back({stage_rank(s - 1), false, s, mb});
+      if (s + 1 < stages_ && stage_rank(s + 1) != pr) {
+        out.push_back({stage_rank(s + 1), false, s + 1, mb});
+      }
+    } else if (work == PipeWork::backward || work == PipeWork::input_grad) {
+      if (s + 1 < stages_ && stage_rank(s + 1) != pr)
+        in.push_back({stage_rank(s + 1), true, s, mb});
+      if (s > 0 && stage_rank(s - 1) != pr) out.push_back({stage_rank(s - 1), true, s - 1, mb});
+    }
+  }
+
+  int tag_of(const Message& msg) const {
+    return (msg.microbatch * stages_ + msg.stage) * 2 + (msg.gradient ? 1 : 0);
+  }
+
+  int mesh_peer(int peer_pp) const {
+    const Mesh& mesh = builder_.peek().mesh;
+    auto coords = mesh.coords(rank_);
+    coords.back() = peer_pp;
+    return mesh.rank_of(coords);
+  }
+
+  StreamId pair_stream(int a, int b) {
+    return builder_.stream(fmt::format("pp_comm {}-{}", std::min(a, b), std::max(a, b)));
+  }
+
+  std::vector<OpId> exchange(const std::vector<Message>& sends, const std::vector<Message>& recvs,
+                             OpId after, int boundary, std::vector<OpId>* created = nullptr) {
+    std::vector<int> peers;
+    for (const auto* list : {&sends, &recvs}) {
+      for (const auto& msg : *list) {
+        if (std::find(peers.begin(), peers.end(), msg.peer) == peers.end()) {
+          peers.push_back(msg.peer);
+        }
+      }
+    }
+    std::sort(peers.begin(), peers.end());
+    std::vector<OpId> delivered(recvs.size(), -1);
+    for (int peer : peers) {
+      const int mesh_rank = mesh_peer(peer);
+      P2PCall call;
+      std::string name = "p2p";
+      for (const auto& msg : sends) {
+        if (msg.peer != peer) continue;
+        call.sends.push_back(Transfer{mesh_rank, msg_bytes_, tag_of(msg), -1});
+        name += fmt::format(" send {}{}", msg.gradient ? "grad" : "act", msg.microbatch);
+      }
+      for (const auto& msg : recvs) {
+        if (msg.peer != peer) continue;
+        call.recvs.push_back(Transfer{mesh_rank, msg_bytes_, tag_of(msg), -1});
+        name += fmt::format(" recv {}{}", msg.gradient ? "grad" : "act", msg.microbatch);
+      }
+      const OpId op = builder_.add(rank_, pair_stream(pr_, peer), std::move(name),
+                                   OpLabels{Phase::none, -1, -1, boundary, -1}, std::move(call),
+                                   after >= 0 ? std::vector<OpId>{after} : std::vector<OpId>{});
+      if (created != nullptr) created->push_back(op);
+      for (std::size_t i = 0; i < recvs.size(); ++i) {
+        if (recvs[i].peer == peer) delivered[i] = op;
+      }
+    }
+    return delivered;
+  }
+
+  using Part = std::pair<PipeWork, std::pair<int, int>>;
+
+  static std::vector<Part> parts_of(const PipeAction& a) {
+    if (a.work != PipeWork::forward_backward) return {{a.work, {a.microbatch, a.chunk}}};
+    return {{PipeWork::forward, {a.microbatch, a.chunk}},
+            {a.pair_split ? PipeWork::input_grad : PipeWork::backward,
+             {a.pair_microbatch, a.pair_chunk}}};
+  }
+
+  static bool is_backward(PipeWork w) {
+    return w == PipeWork::backward || w == PipeWork::input_grad;
+  }
+
+  std::vector<std::vector<Part>> steps_of(int pr, const std::vector<PipeAction>& actions) const {
+    std::vector<std::vector<Part>> steps;
+    const bool pairs = shape_.schedule == PipelineSchedule::interleaved &&
+                       warmup_forwards(shape_, pr) < shape_.microbatches * v_;
+    bool join = false;
+    for (std::size_t k = 0; k < actions.size(); ++k) {
+      const PipeAction& a = actions[k];
+      if (!join || steps.empty()) steps.emplace_back();
+      for (const auto& part : parts_of(a)) steps.back().push_back(part);
+      const bool next_backward = k + 1 < actions.size() && is_backward(actions[k + 1].work);
+      join = a.work == PipeWork::weight_grad ||
+             (pairs && a.work == PipeWork::forward && next_backward);
+    }
+    return steps;
+  }
+
+  static bool has_explicit_comm(const std::vector<PipeAction>& actions) {
+    return std::any_of(actions.begin(), actions.end(), [](const PipeAction& a) {
+      return a.work == PipeWork::commit || a.work == PipeWork::commit_async;
+    });
+  }
+
+  void emit_rank_explicit(const std::vector<PipeAction>& actions) {
+    std::vector<Message> sends, recvs, in, out;
+    std::vector<OpId> waits;
+    std::map<std::pair<int, int>, OpId> received_by;
+    OpId last_output = -1;
+    int commits = 0;
+    for (const PipeAction& a : actions) {
+      in.clear();
+      out.clear();
+      switch (a.work) {
+        case PipeWork::post_recv_forward:
+        case PipeWork::post_send_forward:
+          messages(pr_, PipeWork::forward, a.microbatch, a.chunk, in, out);
+          break;
+        case PipeWork::post_recv_backward:
+        case PipeWork::post_send_backward:
+          messages(pr_, PipeWork::backward, a.microbatch, a.chunk, in, out);
+          break;
+        default:
+          break;
+      }
+      switch (a.work) {
+        case PipeWork::post_recv_forward:
+        case PipeWork::post_recv_backward:
+          recvs.insert(recvs.end(), in.begin(), in.end());
+          break;
+        case PipeWork::post_send_forward:
+        case PipeWork::post_send_backward:
+          sends.insert(sends.end(), out.begin(), out.end());
+          break;
+        case PipeWork::commit:
+        case PipeWork::commit_async: {
+          std::vector<OpId> created;
+          const auto delivered = exchange(sends, recvs, last_output, commits++, &created);
+          if (a.work == PipeWork::commit) {
+            waits.insert(waits.end(), created.begin(), created.end());
+          } else {
+            for (std::size_t i = 0; i < recvs.size(); ++i) {
+              received_by[{recvs[i].peer, tag_of(recvs[i])}] = delivered[i];
+            }
+          }
+          sends.clear();
+          recvs.clear();
+          break;
+        }
+        default:
+          for (const auto& [work, id] : parts_of(a)) {
+            std::vector<Message> needs, makes;
+            messages(pr_, work, id.first, id.second, needs, makes);
+            for (const Message& msg : needs) {
+              const auto it = received_by.find({msg.peer, tag_of(msg)});
+              if (it != received_by.end() &&
+                  std::find(waits.begin(), waits.end(), it->second) == waits.end()) {
+                waits.push_back(it->second);
+              }
+            }
+            last_output = compute(work, id.first, id.second, std::move(waits));
+            waits.clear();
+          }
+      }
+    }
+    MESHSIM_CHECK(sends.empty() && recvs.empty(), "transfers posted after the last commit");
+  }
+
+  struct RankPlan {
+    std::vector<std::vector<Part>> steps;
+    std::vector<std::vector<Message>> needs;
+    std::vector<std::vector<Message>> makes;
+  };
+
+  RankPlan plan_rank(int pr, const std::vector<PipeAction>& actions) const {
+    RankPlan plan;
+    plan.steps = steps_of(pr, actions);
+    for (const auto& step : plan.steps) {
+      plan.needs.emplace_back();
+      plan.makes.emplace_back();
+      for (const auto& [work, id] : step) {
+        messages(pr, work, id.first, id.second, plan.needs.back(), plan.makes.back());
+      }
+    }
+    return plan;
+  }
+
+  void emit_rank(const RankPlan& plan,
+                 const std::vector<std::vector<std::vector<Message>>>& sent_to) {
+    std::vector<std::size_t> cursor(static_cast<std::size_t>(pp_), 0);
+    std::map<std::pair<int, int>, OpId> received_by;
+    std::vector<Message> pending_sends;
+    OpId last_output = -1;
+    for (std::size_t k = 0; k <= plan.steps.size(); ++k) {
+      std::vector<Message> recvs;
+      if (k < plan.steps.size()) {
+        for (const Message& msg : plan.needs[k]) {
+          if (received_by.count({msg.peer, tag_of(msg)}) != 0) continue;
+          const auto& from_peer =
+              sent_to[static_cast<std::size_t>(msg.peer)][static_cast<std::size_t>(pr_)];
+          auto& at = cursor[static_cast<std::size_t>(msg.peer)];
+          bool found = false;
+          while (!found) {
+            MESHSIM_CHECK(at < from_peer.size(), "a needed message is never sent");
+            Message early = from_peer[at++];
+            early.peer = msg.peer;
+            found = tag_of(early) == tag_of(msg);
+            received_by[{msg.peer, tag_of(early)}] = -1;
+            recvs.push_back(early);
+          }
+        }
+      }
+      const auto delivered = exchange(pending_sends, recvs, last_output, static_cast<int>(k));
+      for (std::size_t i = 0; i < recvs.size(); ++i) {
+        received_by[{recvs[i].peer, tag_of(recvs[i])}] = delivered[i];
+      }
+      if (k == plan.steps.size()) break;
+      pending_sends = plan.makes[k];
+      for (const auto& [work, id] : plan.steps[k]) {
+        std::vector<Message> in, out;
+        messages(pr_, work, id.first, id.second, in, out);
+        std::vector<OpId> deps;
+        for (const Message& msg : in) {
+          const OpId by = received_by.at({msg.peer, tag_of(msg)});
+          if (std::find(deps.begin(), deps.end(), by) == deps.end()) deps.push_back(by);
+        }
+        last_output = compute(work, id.first, id.second, std::move(deps));
+      }
+    }
+  }
+
+  const TransformerModel& m_;
+  const StepPlan& p_;
+  const HardwareProfile& hw_;
+  PipelineShape shape_;
+  int pp_, v_, stages_, t_, n_cp_;
+  bool sp_;
+  LayerSplit split_;
+  ProgramBuilder builder_;
+  StreamId compute_ = 0, tp_comm_ = 0, cp_comm_ = 0, dp_comm_ = 0;
+  std::int64_t seq_ = 0, tokens_ = 0, local_tokens_ = 0, e_ = 2, msg_bytes_ = 0;
+  std::int64_t layer_params_ = 0, embedding_params_ = 0, head_params_ = 0, vocab_shard_ = 0;
+  std::vector<int> layer_begin_, rank_of_stage_;
+  RingAttentionConfig ring_;
+  // Per-rank state.
+  int rank_ = 0, pr_ = 0, cp_index_ = 0, dp_size_ = 1;
+  GroupId tp_group_ = 0, cp_group_ = 0, dp_group_ = 0;
+  std::vector<int> cp_ranks_;
+  GroupPlacement dp_placement_;
+  std::vector<OpId> waits_;
+  OpId last_compute_ = -1;
+  std::vector<OpId> dp_ops_;
+  std::vector<std::int64_t> bucket_bytes_;
+  struct DelayedBucket {
+    std::int64_t bytes = 0;
+    int mb = 0, chunk = 0, index = 0;
+  };
+  std::vector<DelayedBucket> delayed_;
+  std::vector<int> wgrad_passes_;
+};
+
+}  // namespace
+
+int world_size(const StepPlan& plan) {
+  return plan.tp * plan.pp * plan.cp * plan.dp;
+}
+
+int microbatches(const StepPlan& plan) {
+  const std::int64_t per = std::int64_t{plan.dp} * plan.microbatch_size;
+  if (per <= 0 || plan.global_batch <= 0) return 0;
+  return static_cast<int>(plan.global_batch / per);
+}
+
+MemoryPlan memory_plan(const StepPlan& plan) {
+  MemoryPlan m;
+  m.tp = plan.tp;
+  m.pp = plan.pp;
+  m.cp = plan.cp;
+  m.dp = plan.dp;
+  m.schedule = plan.schedule;
+  m.vp = plan.vp;
+  m.microbatches = std::max(1, microbatches(plan));
+  m.microbatch_size = plan.microbatch_size;
+  m.seq = plan.seq;
+  m.sequence_parallel = plan.sequence_parallel;
+  m.recompute = plan.recompute;
+  m.distributed_optimizer = plan.distributed_optimizer;
+  m.kv_rotation = plan.cp_rotation;
+  return m;
+}
+
+void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
+  require_positive(plan.tp, "--tp");
+  require_positive(plan.pp, "--pp");
+  require_positive(plan.cp, "--cp");
+  require_positive(plan.dp, "--dp");
+  require_positive(plan.vp, "--vp");
+  require_positive(plan.microbatch_size, "--mbs");
+  require_positive(plan.global_batch, "--gbs");
+  require_positive(plan.dp_buckets, "dp_buckets");
+  if (plan.seq < 0) require_positive(plan.seq, "--seq");
+  constexpr int kMaxDim = 1 << 16;
+  for (const auto& [v, flag] : {std::pair{plan.tp, "--tp"}, std::pair{plan.pp, "--pp"},
+                                std::pair{plan.cp, "--cp"}, std::pair{plan.dp, "--dp"}}) {
+    if (v > kMaxDim)
+      throw InputError(fmt::format("{} must be at most {}, got {}", flag, kMaxDim, v));
+  }
+  if (std::int64_t{plan.tp} * plan.pp * plan.cp * plan.dp > (1 << 20)) {
+    throw InputError("world size = --tp x --pp x --cp x --dp must be at most 1048576 GPUs");
+  }
+  const std::int64_t per = std::int64_t{plan.dp} * plan.microbatch_size;
+  if (plan.global_batch % per != 0) {
+    throw InputError(fmt::format(
+        "--gbs {} must be divisible by --dp x --mbs = {}: every data-parallel rank runs gbs / (dp "
+        "x mbs) whole microbatches",
+        plan.global_batch, per));
+  }
+  if (plan.vp > 1 && plan.schedule != PipelineSchedule::interleaved) {
+    throw InputError(fmt::format(
+        "--vp {} needs --schedule interleaved (zb-v and dualpipev always use 2 chunks, the other "
+        "schedules 1)",
+        plan.vp));
+  }
+  const std::int64_t seq = step_seq(model, plan);
+  if (plan.cp > 1 && plan.cp_variant == RingVariant::zigzag && seq % (2 * plan.cp) != 0) {
+    throw InputError(fmt::format(
+        "--seq {} must be divisible by 2 x --cp = {} with --cp-variant zigzag (each rank holds two "
+        "half chunks)",
+        seq, 2 * plan.cp));
+  }
+  check_memory_plan(model, memory_plan(plan));
+  check_pipeline_shape(step_shape(plan));
+  // Size guard: ops ~ built ranks x microbatches x layers per rank x ops per layer.
+  const std::int64_t built =
+      std::int64_t{plan.tp} * plan.pp * plan.cp * (plan.fold_dp ? 1 : plan.dp);
+  const std::int64_t per_layer = 40 + 8 * std::int64_t{plan.cp};
+  const std::int64_t layers_per_rank = (model.layers + plan.pp - 1) / plan.pp;
+  const std::int64_t ops =
+      built * microbatches(plan) * std::max<std::int64_t>(layers_per_rank, 1) * per_layer;
+  if (ops > kMaxOps) {
+    throw InputError(fmt::format(
+        "the step would have about {} million ops (tp x pp x cp{} x microbatches x layers / pp x "
+        "ops per layer), over the {} million this simulator builds; use fewer microbatches{}",
+        ops >> 20, plan.fold_dp ? "" : " x dp", kMaxOps >> 20,
+        plan.fold_dp ? "" : " or fold the data-parallel replicas"));
+  }
+}
+
+Program build_training_step(const TransformerModel& model, const StepPlan& plan,
+                            const HardwareProfile& hardware) {
+  check_step_plan(model, plan);
+  return StepBuilder(model, plan, hardware).build();
+}
+
+}  // namespace meshsim

@@ -1,0 +1,66 @@
+#include <doctest/doctest.h>
+
+#include "schedules/plan_space.hpp"
+
+using namespace meshsim;
+
+namespace {
+
+PlanLists lists_for(int gpus) {
+  PlanLists l;
+  l.gpus = gpus;
+  l.gpus_per_node = 8;
+  l.tp = {1, 2, 4, 8, 16};
+  l.pp = {1, 2, 4};
+  l.cp = {1, 2};
+  l.vp = {1, 2};
+  l.mbs = {1};
+  l.schedules = {PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved};
+  l.cp_variants = {RingVariant::zigzag};
+  l.base.seq = 4096;
+  l.base.global_batch = 64;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("plan space: every combination is counted once, as a plan or under one rule") {
+  const TransformerModel m = *builtin_model("llama3-8b");  // 32 layers, 32 heads, 8 kv heads
+  const PlanSpace s = enumerate_plans(m, lists_for(16));
+  CHECK(s.combinations == 5 * 3 * 2 * 2 * 1 * 2 * 1);  // the lists' product: 120
+  std::int64_t rejected = 0;
+  for (const auto& [rule, n] : s.rejected) rejected += n;
+  CHECK(static_cast<std::int64_t>(s.plans.size()) + rejected == s.combinations);
+  // tp 16 exceeds the 8 GPUs of a node; it divides 16 GPUs only with pp 1 and cp 1 (rule 1 comes
+  // first): 1 (pp) x 1 (cp) x 2 (vp) x 1 (mbs) x 2 (schedules) x 1 (variant) = 4 combinations.
+  CHECK(s.rejected.at("tp must not exceed the GPUs per node") == 4);
+  for (const StepPlan& p : s.plans) {
+    CHECK(p.tp * p.pp * p.cp * p.dp == 16);
+    CHECK(p.tp <= 8);
+    if (p.pp == 1) {
+      CHECK(p.schedule == PipelineSchedule::one_f_one_b);
+      CHECK(p.vp == 1);
+    }
+    if (p.vp > 1) CHECK(p.schedule == PipelineSchedule::interleaved);
+  }
+  // Deterministic order: the same lists give the same plans.
+  const PlanSpace again = enumerate_plans(m, lists_for(16));
+  REQUIRE(again.plans.size() == s.plans.size());
+  for (std::size_t i = 0; i < s.plans.size(); ++i) {
+    CHECK(again.plans[i].tp == s.plans[i].tp);
+    CHECK(again.plans[i].pp == s.plans[i].pp);
+    CHECK(again.plans[i].schedule == s.plans[i].schedule);
+  }
+}
+
+TEST_CASE("plan space: a GPU count the mesh cannot divide leaves only the rule") {
+  const TransformerModel m = *builtin_model("llama3-8b");
+  PlanLists l = lists_for(12);
+  l.tp = {8};
+  l.pp = {1};
+  l.cp = {1};
+  const PlanSpace s = enumerate_plans(m, l);
+  CHECK(s.plans.empty());
+  // 8 does not divide 12: every one of the 1 x 1 x 1 x 2 x 1 x 2 x 1 = 4 combinations.
+  CHECK(s.rejected.at("tp x pp x cp must divide the GPU count") == 4);
+}

@@ -1,0 +1,265 @@
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+
+#include "schedules/training_step.hpp"
+#include "sim/comm_plan.hpp"
+#include "sim/cost_model.hpp"
+#include "sim/engine.hpp"
+#include "sim/error.hpp"
+#include "sim/hardware_profile.hpp"
+#include "sim/metrics.hpp"
+#include "tools/simulation.hpp"
+
+using namespace meshsim;
+
+namespace {
+
+// A small GQA + SwiGLU model: h 64, 4 heads (d 16), 2 KV heads, f 128, V 256, seq 32.
+TransformerModel tiny(int layers) {
+  TransformerModel m;
+  m.name = "tiny";
+  m.layers = layers;
+  m.hidden = 64;
+  m.heads = 4;
+  m.kv_heads = 2;
+  m.ffn_hidden = 128;
+  m.vocab = 256;
+  m.seq_len = 32;
+  return m;
+}
+
+StepPlan plan_of(int tp, int pp, int cp, int dp, std::int64_t gbs) {
+  StepPlan p;
+  p.tp = tp;
+  p.pp = pp;
+  p.cp = cp;
+  p.dp = dp;
+  p.global_batch = gbs;
+  return p;
+}
+
+struct Counts {
+  std::map<std::string, int> by_kind;  // kernel kind or collective kind, per (phase)
+  int compute = 0;
+  int comm = 0;
+};
+
+// Ops of `rank` on `layer` in `phase`, by kernel/collective kind.
+Counts count(const Program& prog, int rank, int layer, Phase phase) {
+  Counts c;
+  for (const Op& op : prog.ops) {
+    if (op.rank != rank || op.labels.layer != layer) continue;
+    const bool wgrad_as_bwd = phase == Phase::bwd && op.labels.phase == Phase::wgrad;
+    if (op.labels.phase != phase && !wgrad_as_bwd) continue;
+    if (const auto* k = std::get_if<KernelCall>(&op.body)) {
+      ++c.compute;
+      ++c.by_kind[std::string(to_string(k->kind))];
+    } else if (const auto* coll = std::get_if<CollectiveCall>(&op.body)) {
+      ++c.comm;
+      ++c.by_kind[std::string(to_string(coll->kind))];
+    } else {
+      ++c.comm;
+      ++c.by_kind["p2p"];
+    }
+  }
+  return c;
+}
+
+Nanos step_time(const TransformerModel& m, const StepPlan& p, const HardwareProfile& hw) {
+  const SimulationResult r = run_simulation(build_training_step(m, p, hw), hw, Provenance{}, false,
+                                            std::chrono::steady_clock::now());
+  return r.metrics.makespan;
+}
+
+}  // namespace
+
+TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
+  const TransformerModel m = tiny(1);
+  StepPlan p = plan_of(2, 1, 1, 1, 1);
+  const HardwareProfile hw = load_hardware("h100-sxm");
+  {
+    // Sequence parallel. Forward: norm, qkv gemm, attention, proj gemm, norm, up gemm,
+    // activation, down gemm = 8 kernels (4 gemms); all-gather before qkv and up, reduce-scatter
+    // after proj and down = 4 collectives.
+    const Program prog = build_training_step(m, p, hw);
+    Counts f = count(prog, 0, 0, Phase::fwd);
+    CHECK(f.compute == 8);
+    CHECK(f.by_kind["gemm"] == 4);
+    CHECK(f.by_kind["attention_fwd"] == 1);
+    CHECK(f.by_kind["all_gather"] == 2);
+    CHECK(f.by_kind["reduce_scatter"] == 2);
+    CHECK(f.comm == 4);
+    // Backward: 4 x (dgrad + wgrad) gemms, activation bwd, 2 norm bwd, attention bwd = 12
+    // kernels; row layers all-gather dy (2), column layers all-gather x and reduce-scatter dx
+    // (2 + 2) = 6 collectives.
+    Counts b = count(prog, 0, 0, Phase::bwd);
+    CHECK(b.compute == 12);
+    CHECK(b.by_kind["gemm"] == 8);
+    CHECK(b.by_kind["attention_bwd"] == 1);
+    CHECK(b.by_kind["all_gather"] == 4);
+    CHECK(b.by_kind["reduce_scatter"] == 2);
+    CHECK(b.comm == 6);
+    // Whole rank: + embedding, final norm, head gemm, loss (fwd); head dgrad + wgrad with its
+    // all-gather and reduce-scatter, final norm bwd, embedding grad (bwd); optimizer:
+    // 8 + 4 + 12 + 6 + 4 + 1 (head AG fwd) + 2 + 2 + 1 + 1 + 1 = 42 ops, no p2p (pp 1), no DP.
+    int total = 0;
+    for (const Op& op : prog.ops) total += op.rank == 0 ? 1 : 0;
+    CHECK(total == 42);
+    // GEMM shapes: qkv n = (h + 2 h_kv) / t = (64 + 2 x 32) / 2 = 64, up n = 2f / t = 128.
+    int qkv = 0, up = 0;
+    for (const Op& op : prog.ops) {
+      if (op.rank != 0 || !op.is_compute()) continue;
+      const auto& k = std::get<KernelCall>(op.body);
+      if (op.name == "qkv gemm") qkv = static_cast<int>(std::get<GemmShape>(k.shape).n);
+      if (op.name == "mlp up gemm") up = static_cast<int>(std::get<GemmShape>(k.shape).n);
+    }
+    CHECK(qkv == 64);
+    CHECK(up == 128);
+  }
+  {
+    // Without sequence parallelism: all-reduce after the row layers (fwd) and of the column
+    // layers' dx (bwd); no all-gathers.
+    p.sequence_parallel = false;
+    const Program prog = build_training_step(m, p, hw);
+    Counts f = count(prog, 0, 0, Phase::fwd);
+    CHECK(f.comm == 2);
+    CHECK(f.by_kind["all_reduce"] == 2);
+    Counts b = count(prog, 0, 0, Phase::bwd);
+    CHECK(b.comm == 2);
+    CHECK(b.by_kind["all_reduce"] == 2);
+  }
+  {
+    // Full recompute: the layer's forward again (8 kernels, 4 collectives) before its backward.
+    p.sequence_parallel = true;
+    p.recompute = Recompute::full;
+    Counts b = count(build_training_step(m, p, hw), 0, 0, Phase::bwd);
+    CHECK(b.compute == 12 + 8);
+    CHECK(b.comm == 6 + 4);
+    p.recompute = Recompute::selective;  // the attention core only
+    Counts s = count(build_training_step(m, p, hw), 0, 0, Phase::bwd);
+    CHECK(s.compute == 12 + 1);
+    CHECK(s.by_kind["attention_fwd"] == 1);
+  }
+}
+
+TEST_CASE("training step: the CP ring inside a layer (zigzag, cp 2, p2p)") {
+  const TransformerModel m = tiny(1);
+  StepPlan p = plan_of(1, 1, 2, 1, 1);
+  const Program prog = build_training_step(m, p, load_hardware("h100-sxm"));
+  for (int r = 0; r < 2; ++r) {
+    // Forward: N = 2 steps, both compute under zigzag, one K/V exchange, one merge, one cast.
+    Counts f = count(prog, r, 0, Phase::fwd);
+    CHECK(f.by_kind["attention_fwd"] == 2);
+    CHECK(f.by_kind["lse_merge"] == 1);
+    CHECK(f.by_kind["p2p"] == 1);
+    // Backward: N - 1 = 1 K/V exchange and N = 2 dK/dV exchanges (design §6).
+    Counts b = count(prog, r, 0, Phase::bwd);
+    CHECK(b.by_kind["attention_bwd"] == 2);
+    CHECK(b.by_kind["p2p"] == 3);
+  }
+}
+
+TEST_CASE("training step: step time with unit compute and free communication, tp 2, pp 2") {
+  // Two layers over pp 2 (one per stage), one microbatch, 1F1B: every kernel 1 us, every
+  // transfer and collective 0. The step is the chain
+  //   F(stage 0) + F(stage 1) + B(stage 1) + B(stage 0) + optimizer(stage 0)
+  //   = (1 embedding + 8) + (8 + final norm + head + loss) + (head dgrad + wgrad + final norm bwd
+  //     + 12) + (12 + embedding grad) + 1 = 9 + 11 + 15 + 13 + 1 = 49 kernels -> 49 us.
+  const TransformerModel m = tiny(2);
+  const StepPlan p = plan_of(2, 2, 1, 1, 1);
+  const Program prog = build_training_step(m, p, load_hardware("h100-sxm"));
+  const CommPlan plan = validate_program(prog);
+  Durations d = estimate_durations(prog, plan, load_hardware("h100-sxm"));
+  for (std::size_t i = 0; i < prog.ops.size(); ++i) d.ops[i] = prog.ops[i].is_compute() ? 1000 : 0;
+  for (auto& t : d.transfers) t = 0;
+  for (auto& c : d.collectives) c = 0;
+  d.comm_interference = 1.0;
+  const Timeline tl = simulate(prog, plan, d);
+  CHECK(tl.makespan == 49000);
+}
+
+TEST_CASE("training step: plan rejections name the rule") {
+  const TransformerModel m = tiny(4);
+  const auto message = [&](const StepPlan& p) {
+    try {
+      check_step_plan(m, p);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(message(plan_of(3, 1, 1, 1, 1)).find("--tp 3 must divide the model's heads") == 0);
+  CHECK(message(plan_of(1, 1, 1, 2, 3)).find("--gbs 3 must be divisible by --dp x --mbs") == 0);
+  StepPlan zig = plan_of(1, 1, 3, 1, 1);  // 32 tokens over 2 x 3 zigzag chunks
+  CHECK(message(zig).find("with --cp-variant zigzag") != std::string::npos);
+  StepPlan sp = plan_of(2, 1, 4, 1, 1);  // zigzag: 32 % (2 x 4) = 0; 32 / 4 = 8, % tp 2 = 0
+  CHECK(message(sp) == "accepted");
+  sp.cp = 2;
+  sp.cp_variant = RingVariant::ring;
+  sp.seq = 34;  // 34 / 2 = 17 tokens per CP rank: not divisible by tp 2 under SP
+  CHECK(message(sp).find("--seq / --cp = 17 must be divisible by --tp 2") == 0);
+  sp.sequence_parallel = false;  // without SP the tokens need not split over tp
+  CHECK(message(sp) == "accepted");
+  StepPlan vp = plan_of(1, 2, 1, 1, 4);
+  vp.vp = 2;
+  CHECK(message(vp).find("--vp 2 needs --schedule interleaved") == 0);
+  StepPlan layers = plan_of(1, 8, 1, 1, 8);  // 4 layers over 8 stages
+  CHECK(message(layers).find("layers") != std::string::npos);
+  StepPlan dual = plan_of(1, 2, 1, 1, 2);  // DualPipeV needs m >= 2p
+  dual.schedule = PipelineSchedule::dualpipev;
+  CHECK(message(dual) != "accepted");
+  CHECK(message(plan_of(0, 1, 1, 1, 1)).find("--tp") != std::string::npos);
+  CHECK(world_size(plan_of(2, 3, 4, 5, 5)) == 120);
+  CHECK(microbatches(plan_of(2, 2, 1, 4, 32)) == 8);
+}
+
+TEST_CASE("training step: folded data parallelism gives the unfolded step time") {
+  // Folding replaces the other replicas' (identical) programs by a fixed collective time computed
+  // for the whole group at its real placement; the analytical network has no contention, so the
+  // step times must be equal to the nanosecond. Two placements: one node (8 GPUs per node), and
+  // 2 GPUs per node so that DP and PP cross nodes.
+  const TransformerModel m = tiny(2);
+  for (int gpn : {8, 2}) {
+    HardwareProfile hw = load_hardware("h100-sxm");
+    hw.gpus_per_node = gpn;
+    for (bool dist : {false, true}) {
+      for (int cp : {1, 2}) {
+        CAPTURE(gpn);
+        CAPTURE(dist);
+        CAPTURE(cp);
+        StepPlan p = plan_of(2, 2, cp, 2, 8);  // m = 8 / (2 x 1) = 4
+        p.distributed_optimizer = dist;
+        p.dp_buckets = 2;
+        const Nanos folded = step_time(m, p, hw);
+        p.fold_dp = false;
+        const Nanos unfolded = step_time(m, p, hw);
+        CHECK(folded == unfolded);
+        CHECK(folded > 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("training step: every schedule, rotation and recompute builds deadlock-free") {
+  const TransformerModel m = tiny(4);
+  const HardwareProfile hw = load_hardware("h100-sxm");
+  for (auto s :
+       {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
+        PipelineSchedule::zb_h1, PipelineSchedule::zb_v, PipelineSchedule::dualpipev}) {
+    for (auto rot : {KvRotation::p2p, KvRotation::allgather, KvRotation::alltoall}) {
+      CAPTURE(to_string(s));
+      CAPTURE(to_string(rot));
+      StepPlan p = plan_of(2, 2, 2, 1, 4);  // m = 4 (DualPipeV: m >= 2p = 4)
+      p.schedule = s;
+      p.vp = s == PipelineSchedule::interleaved ? 2 : 1;
+      p.cp_rotation = rot;
+      p.recompute = rot == KvRotation::p2p ? Recompute::full : Recompute::selective;
+      const Program prog = build_training_step(m, p, hw);
+      CHECK_NOTHROW(validate_program(prog));
+      CHECK(step_time(m, p, hw) > 0);
+    }
+  }
+}

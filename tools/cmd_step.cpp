@@ -1,0 +1,357 @@
+// meshsim step: one whole training step (issue 6) of a transformer model on a parallel mesh —
+// step time, throughput, MFU, memory per pipeline stage (OOM is reported, and still simulated),
+// where the time goes, and optionally the Chrome trace.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "schedules/memory_model.hpp"
+#include "schedules/model_catalog.hpp"
+#include "schedules/training_step.hpp"
+#include "sim/error.hpp"
+#include "sim/time.hpp"
+#include "tools/commands.hpp"
+#include "tools/output_file.hpp"
+#include "tools/simulate_outputs.hpp"
+
+namespace meshsim {
+namespace {
+
+inline constexpr int kStepSchemaVersion = 1;
+
+using Interval = std::pair<Nanos, Nanos>;
+
+std::vector<Interval> merged(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const auto& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (!out.empty() && iv.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, iv.second);
+    } else {
+      out.push_back(iv);
+    }
+  }
+  return out;
+}
+
+Nanos length(const std::vector<Interval>& v) {
+  Nanos n = 0;
+  for (const auto& iv : v) n += iv.second - iv.first;
+  return n;
+}
+
+// Parts of `a` (merged) not covered by `b` (merged).
+std::vector<Interval> minus(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  std::size_t j = 0;
+  for (auto [s, e] : a) {
+    while (j < b.size() && b[j].second <= s) ++j;
+    std::size_t k = j;
+    while (s < e && k < b.size() && b[k].first < e) {
+      if (b[k].first > s) out.emplace_back(s, b[k].first);
+      s = std::max(s, b[k].second);
+      ++k;
+    }
+    if (s < e) out.emplace_back(s, e);
+  }
+  return out;
+}
+
+// Where a rank's time goes, averaged over the ranks that run ops: compute, the communication of
+// each family (tp, cp, pp, dp: from its rendezvous to its end) not hidden behind compute (each
+// family net of the ones before), and the rest (pipeline bubble and other waiting, including
+// comm posted and waiting for its peers). The parts add up to the step time.
+struct Breakdown {
+  double compute = 0, tp = 0, cp = 0, pp = 0, dp = 0, bubble = 0;
+};
+
+Breakdown time_breakdown(const SimulationResult& r) {
+  const Program& p = r.program;
+  const auto world = static_cast<std::size_t>(p.world_size());
+  std::vector<int> family(p.streams.size(), 0);  // 0 compute, 1 tp, 2 cp, 3 pp, 4 dp
+  for (std::size_t s = 0; s < p.streams.size(); ++s) {
+    const std::string& n = p.streams[s];
+    family[s] = n.starts_with("tp_comm")   ? 1
+                : n.starts_with("cp_comm") ? 2
+                : n.starts_with("pp_comm") ? 3
+                : n.starts_with("dp_comm") ? 4
+                                           : 0;
+  }
+  std::vector<std::array<std::vector<Interval>, 5>> iv(world);
+  std::vector<bool> active(world, false);
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const Op& op = p.ops[i];
+    const auto& t = r.timeline.ops[i];
+    const int f = op.is_compute() ? 0 : std::max(1, family[static_cast<std::size_t>(op.stream)]);
+    // Comm from the rendezvous on: a posted exchange or collective waiting for its peers is
+    // waiting (bubble), not communication.
+    const Nanos begin = f == 0 || t.comm_start < 0 ? t.start : t.comm_start;
+    iv[static_cast<std::size_t>(op.rank)][static_cast<std::size_t>(f)].emplace_back(begin, t.end);
+    active[static_cast<std::size_t>(op.rank)] = true;
+  }
+  Breakdown b;
+  int ranks = 0;
+  for (std::size_t r2 = 0; r2 < world; ++r2) {
+    if (!active[r2]) continue;
+    ++ranks;
+    std::vector<Interval> covered = merged(iv[r2][0]);
+    std::array<double, 5> part{};
+    part[0] = ns_to_seconds(length(covered));
+    for (std::size_t f = 1; f < 5; ++f) {
+      const auto exposed = minus(merged(iv[r2][f]), covered);
+      part[f] = ns_to_seconds(length(exposed));
+      covered.insert(covered.end(), exposed.begin(), exposed.end());
+      covered = merged(std::move(covered));
+    }
+    b.compute += part[0];
+    b.tp += part[1];
+    b.cp += part[2];
+    b.pp += part[3];
+    b.dp += part[4];
+    b.bubble += ns_to_seconds(r.metrics.makespan - length(covered));
+  }
+  if (ranks > 0) {
+    const double n = ranks;
+    for (double* x : {&b.compute, &b.tp, &b.cp, &b.pp, &b.dp, &b.bubble}) *x /= n;
+  }
+  return b;
+}
+
+nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& p) {
+  nlohmann::ordered_json j;
+  j["model"] = model.name;
+  j["tp"] = p.tp;
+  j["pp"] = p.pp;
+  j["cp"] = p.cp;
+  j["dp"] = p.dp;
+  j["vp"] = p.vp;
+  j["mbs"] = p.microbatch_size;
+  j["gbs"] = p.global_batch;
+  j["microbatches"] = microbatches(p);
+  j["seq"] = p.seq > 0 ? p.seq : model.seq_len;
+  j["schedule"] = to_string(p.schedule);
+  j["cp_variant"] = to_string(p.cp_variant);
+  j["cp_rotate"] = to_string(p.cp_rotation);
+  j["recompute"] = to_string(p.recompute);
+  j["distributed_optimizer"] = p.distributed_optimizer;
+  j["sequence_parallel"] = p.sequence_parallel;
+  j["dp_buckets"] = p.dp_buckets;
+  j["fold_dp"] = p.fold_dp;
+  return j;
+}
+
+}  // namespace
+
+int run_step_command(std::span<const std::string> argv, const CommandContext& ctx) {
+  std::vector<OptionSpec> specs = {
+      {"--model", "NAME|FILE",
+       fmt::format("transformer model: a built-in ({}) or a JSON file [llama3-8b]",
+                   fmt::join(builtin_model_names(), ", "))},
+      {"--gpus", "N", "GPUs in the mesh [8]"},
+      {"--nodes", "N", "nodes instead of --gpus (GPUs = nodes x the profile's GPUs per node)"},
+      {"--tp", "T", "tensor-parallel size [8]"},
+      {"--pp", "P", "pipeline-parallel size [1]"},
+      {"--cp", "C", "context-parallel size [1]"},
+      {"--dp", "D", "data-parallel size [GPUs / (tp x pp x cp)]"},
+      {"--vp", "V", "model chunks per pipeline rank, interleaved schedule [2 interleaved, else 1]"},
+      {"--mbs", "B", "sequences per microbatch [1]"},
+      {"--gbs", "G", "sequences per step [dp x mbs x max(8, 2 x pp)]"},
+      {"--seq", "S", "sequence length [the model's]"},
+      {"--schedule", "gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipev", "pipeline schedule [1f1b]"},
+      {"--cp-variant", "ring|zigzag", "ring-attention load balance [zigzag]"},
+      {"--cp-rotate", "p2p|allgather|alltoall", "how K/V move around the CP ring [p2p]"},
+      {"--recompute", "none|selective|full", "activation recomputation [none]"},
+      {"--distributed-optimizer", "",
+       "shard the optimizer over dp x cp: gradient reduce-scatter + parameter all-gather"},
+      {"--no-sequence-parallel", "", "TP all-reduces instead of all-gather/reduce-scatter"},
+      {"--dp-buckets", "N", "gradient buckets per model chunk [4]"},
+      {"--no-fold", "",
+       "simulate every data-parallel replica (default: only dp index 0, DP collectives timed for "
+       "the whole group)"},
+  };
+  for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
+  const Args args("step", specs, argv);
+  if (args.help_requested()) {
+    ctx.out << args.help_text(
+        "Simulate one training step of a transformer model on a tp x cp x dp x pp mesh (Megatron "
+        "order: tp fastest, pp outermost): step time, tokens/s, MFU, memory per pipeline stage "
+        "(over the GPU's memory it is reported as OOM and still timed), and where the time goes.",
+        "meshsim step --model llama3-70b --gpus 64 --tp 8 --pp 4 --cp 2 --seq 16384 --gbs 64 "
+        "--recompute selective --distributed-optimizer --trace step.json");
+    return 0;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  OutputRequest out = read_output_request(args, ctx);
+  const TransformerModel model = load_model(args.get("--model", "llama3-8b"));
+  if (args.has("--gpus") && args.has("--nodes")) {
+    throw InputError("--gpus and --nodes are alternatives: give one of them");
+  }
+  const int gpn = out.hardware.gpus_per_node;
+  const std::int64_t gpus = args.has("--nodes") ? args.get_int("--nodes", 1, 1, 1 << 17) * gpn
+                                                : args.get_int("--gpus", 8, 1, 1 << 20);
+  StepPlan p;
+  p.tp = static_cast<int>(args.get_int("--tp", std::min<std::int64_t>(8, gpus), 1, 1 << 16));
+  p.pp = static_cast<int>(args.get_int("--pp", 1, 1, 1 << 16));
+  p.cp = static_cast<int>(args.get_int("--cp", 1, 1, 1 << 16));
+  const std::int64_t tpc = std::int64_t{p.tp} * p.pp * p.cp;
+  if (args.has("--dp")) {
+    p.dp = static_cast<int>(args.get_int("--dp", 1, 1, 1 << 20));
+    if (tpc * p.dp != gpus) {
+      throw InputError(fmt::format(
+          "--tp x --pp x --cp x --dp = {} x {} x {} x {} = {} must equal the {} GPUs (--gpus / "
+          "--nodes)",
+          p.tp, p.pp, p.cp, p.dp, tpc * p.dp, gpus));
+    }
+  } else {
+    if (gpus % tpc != 0) {
+      throw InputError(
+          fmt::format("--gpus {} must be divisible by --tp x --pp x --cp = {} (dp is what is left)",
+                      gpus, tpc));
+    }
+    p.dp = static_cast<int>(gpus / tpc);
+  }
+  p.schedule = *parse_pipeline_schedule(args.get_choice(
+      "--schedule", "1f1b", {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "dualpipev"}));
+  p.vp = static_cast<int>(
+      args.get_int("--vp", p.schedule == PipelineSchedule::interleaved ? 2 : 1, 1, 1024));
+  p.microbatch_size = args.get_int("--mbs", 1, 1, 1 << 20);
+  p.global_batch =
+      args.get_int("--gbs", std::int64_t{p.dp} * p.microbatch_size * std::max(8, 2 * p.pp), 1,
+                   std::int64_t{1} << 40);
+  p.seq = args.get_int("--seq", model.seq_len, 1, std::int64_t{1} << 30);
+  p.cp_variant = *parse_ring_variant(args.get_choice("--cp-variant", "zigzag", {"ring", "zigzag"}));
+  p.cp_rotation =
+      *parse_kv_rotation(args.get_choice("--cp-rotate", "p2p", {"p2p", "allgather", "alltoall"}));
+  p.recompute =
+      *parse_recompute(args.get_choice("--recompute", "none", {"none", "selective", "full"}));
+  p.distributed_optimizer = args.has("--distributed-optimizer");
+  p.sequence_parallel = !args.has("--no-sequence-parallel");
+  p.dp_buckets = static_cast<int>(args.get_int("--dp-buckets", 4, 1, 1024));
+  p.fold_dp = !args.has("--no-fold");
+  std::string note;
+  if (out.network.flow && p.fold_dp && p.dp > 1) {
+    // The flow model moves the real bytes between real members: fold-free only.
+    p.fold_dp = false;
+    note = "--network flow simulates every data-parallel replica (no folding)";
+  }
+  check_step_plan(model, p);
+
+  const MemoryEstimate mem = estimate_memory(model, memory_plan(p), out.hardware);
+  Program program = build_training_step(model, p, out.hardware);
+  const SimulationResult result = run_simulation(std::move(program), out.hardware, out.provenance,
+                                                 !out.trace_path.empty(), started, out.network);
+  OutputFiles files;
+  if (!out.trace_path.empty() && result.trace)
+    files.stage(out.trace_path, *result.trace, "--trace");
+  files.commit();
+
+  const std::int64_t seq = p.seq;
+  const int world = world_size(p);
+  const double step_s = ns_to_seconds(result.metrics.makespan);
+  const double tokens_per_s = step_s > 0 ? static_cast<double>(p.global_batch * seq) / step_s : 0.0;
+  const double peak = out.hardware.peak_flops[static_cast<std::size_t>(DType::bf16)];
+  const double mfu = peak > 0 ? training_flops_per_token(model, seq) * tokens_per_s /
+                                    (static_cast<double>(world) * peak)
+                              : 0.0;
+  const Breakdown b = time_breakdown(result);
+
+  if (out.json) {
+    nlohmann::ordered_json j;
+    j["schema_version"] = kStepSchemaVersion;
+    j["meshsim_version"] = MESHSIM_VERSION;
+    j["command"] = out.provenance.command_line;
+    j["hardware"] = {{"name", out.provenance.hardware_name},
+                     {"hash", out.provenance.hardware_hash}};
+    j["plan"] = plan_json(model, p);
+    j["world_size"] = world;
+    j["step_time_s"] = step_s;
+    j["tokens_per_s"] = tokens_per_s;
+    j["mfu"] = mfu;
+    j["memory"] = to_json(mem);
+    j["oom"] = mem.oom;
+    j["breakdown"] = {{"compute_s", b.compute},
+                      {"exposed_tp_comm_s", b.tp},
+                      {"exposed_cp_comm_s", b.cp},
+                      {"exposed_pp_comm_s", b.pp},
+                      {"exposed_dp_comm_s", b.dp},
+                      {"bubble_s", b.bubble},
+                      {"averaged_over", "simulated ranks"}};
+    nlohmann::ordered_json cpath = nlohmann::ordered_json::array();
+    for (const auto& c : result.metrics.critical_path) {
+      cpath.push_back(
+          {{"category", c.category}, {"time_s", ns_to_seconds(c.time)}, {"ops", c.ops}});
+    }
+    j["critical_path"] = cpath;
+    j["layer_split"] = mem.split.rule;
+    j["network"] = out.network.flow ? "flow" : "analytical";
+    j["ops"] = result.program.ops.size();
+    j["events"] = result.timeline.events;
+    if (!note.empty()) j["note"] = note;
+    j["wall_s"] = result.wall_s;
+    ctx.out << j.dump(2) << "\n";
+    return 0;
+  }
+
+  std::string s;
+  s += fmt::format(
+      "meshsim step: {} on {} GPUs ({} x {}, {} per node): tp {} pp {} cp {} dp {}{}\n", model.name,
+      world, (world + gpn - 1) / gpn, out.hardware.name, gpn, p.tp, p.pp, p.cp, p.dp,
+      p.schedule == PipelineSchedule::interleaved ? fmt::format(" vp {}", p.vp) : "");
+  s += fmt::format(
+      "  {} schedule, {} microbatches of {} x {} tokens (gbs {}), recompute {}, {}sequence "
+      "parallel, {} optimizer{}\n",
+      to_string(p.schedule), microbatches(p), p.microbatch_size, seq, p.global_batch,
+      to_string(p.recompute), p.sequence_parallel ? "" : "no ",
+      p.distributed_optimizer ? "distributed" : "replicated",
+      p.cp > 1 ? fmt::format(", CP {} / {}", to_string(p.cp_variant), to_string(p.cp_rotation))
+               : "");
+  s += fmt::format("step time      {:.6f} s\n", step_s);
+  s += fmt::format("tokens/s       {:.1f}\n", tokens_per_s);
+  s += fmt::format("MFU            {:.2f} % (model FLOPs {:.4g} per token, causal attention)\n",
+                   100.0 * mfu, training_flops_per_token(model, seq));
+  s += fmt::format("memory         peak {:.2f} GB on pipeline rank {} of {:.2f} GB: {}\n",
+                   mem.peak_bytes / 1e9, mem.peak_rank, mem.capacity_bytes / 1e9,
+                   mem.oom ? "OOM (does not fit; timed anyway)" : "fits");
+  s += "  pp rank  layers     weights  gradients  optimizer  activations  recompute  cp bufs  "
+       "total GB\n";
+  for (const auto& st : mem.stages) {
+    s += fmt::format(
+        "  {:>7}  {:>6}  {:>10.2f}  {:>9.2f}  {:>9.2f}  {:>11.2f}  {:>9.2f}  {:>7.2f}  "
+        "{:>8.2f}\n",
+        st.rank, fmt::join(st.chunk_layers, "+"), st.weights / 1e9, st.gradients / 1e9,
+        st.optimizer / 1e9, st.activations / 1e9, st.recompute_working / 1e9, st.cp_buffers / 1e9,
+        st.total() / 1e9);
+  }
+  if (mem.split.uneven) s += fmt::format("layer split    {}\n", mem.split.rule);
+  s += fmt::format(
+      "time per rank  compute {:.6f} s, exposed comm: tp {:.6f} s, cp {:.6f} s, pp {:.6f} s, dp "
+      "{:.6f} s; bubble/idle {:.6f} s (mean over simulated ranks)\n",
+      b.compute, b.tp, b.cp, b.pp, b.dp, b.bubble);
+  s += "critical path ";
+  for (std::size_t i = 0; i < result.metrics.critical_path.size() && i < 8; ++i) {
+    const auto& c = result.metrics.critical_path[i];
+    s += fmt::format("{}{} {:.1f}%", i == 0 ? "" : ", ", c.category,
+                     step_s > 0 ? 100.0 * ns_to_seconds(c.time) / step_s : 0.0);
+  }
+  s += "\n";
+  s += fmt::format(
+      "simulated      {} ops, {} events, {} network, {}; wall {:.3f} s\n",
+      result.program.ops.size(), result.timeline.events, out.network.flow ? "flow" : "analytical",
+      p.fold_dp && p.dp > 1
+          ? fmt::format("data parallelism folded (dp index 0 built, {} replicas)", p.dp)
+          : std::string("every rank built"),
+      result.wall_s);
+  if (!note.empty()) s += fmt::format("note           {}\n", note);
+  if (!out.trace_path.empty()) {
+    s += fmt::format("trace written to {} (open it in https://ui.perfetto.dev)\n", out.trace_path);
+  }
+  ctx.out << s;
+  return 0;
+}
+
+}  // namespace meshsim

@@ -1,0 +1,278 @@
+// meshsim sweep: every valid plan of the given lists on N GPUs, memory first (OOM plans are not
+// timed), the rest simulated in parallel (--jobs threads; under mpirun the plans are split over
+// the ranks and the rows gathered on rank 0), the ranked top K printed and all rows written.
+#include <unistd.h>
+
+#include <charconv>
+#include <chrono>
+#include <ostream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "schedules/plan_space.hpp"
+#include "sim/error.hpp"
+#include "tools/cli_args.hpp"
+#include "tools/commands.hpp"
+#include "tools/output_file.hpp"
+#include "tools/simulation.hpp"
+#include "tools/sweep.hpp"
+#include "validate/launch_env.hpp"
+#include "validate/mpi_world.hpp"
+
+namespace meshsim {
+namespace {
+
+constexpr const char* kDefaultModel = "llama3-70b";
+constexpr int kDefaultGpus = 1024;
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ',')) out.push_back(item);
+  return out;
+}
+
+std::vector<std::int64_t> int_list(const Args& args, std::string_view flag,
+                                   std::string_view fallback, std::int64_t max) {
+  std::vector<std::int64_t> out;
+  const std::string text = args.get(flag, fallback);
+  for (const auto& item : split_list(text)) {
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size() || v < 1 || v > max) {
+      throw InputError(fmt::format(
+          "{}: expected a comma-separated list of integers in [1, {}], got '{}'", flag, max, text));
+    }
+    out.push_back(v);
+  }
+  if (out.empty()) throw InputError(fmt::format("{}: expected at least one value", flag));
+  return out;
+}
+
+std::vector<int> small_list(const Args& args, std::string_view flag, std::string_view fallback) {
+  std::vector<int> out;
+  for (std::int64_t v : int_list(args, flag, fallback, 1 << 20)) out.push_back(static_cast<int>(v));
+  return out;
+}
+
+template <class Enum, class Parse>
+std::vector<Enum> enum_list(const Args& args, std::string_view flag, std::string_view fallback,
+                            Parse parse, std::string_view expected) {
+  std::vector<Enum> out;
+  for (const auto& item : split_list(args.get(flag, fallback))) {
+    const auto v = parse(item);
+    if (!v) {
+      throw InputError(
+          fmt::format("{}: expected a comma-separated list of {}, got '{}'", flag, expected, item));
+    }
+    out.push_back(*v);
+  }
+  if (out.empty()) throw InputError(fmt::format("{}: expected at least one value", flag));
+  return out;
+}
+
+std::string plan_label(const StepPlan& p) {
+  return fmt::format("tp{} pp{} cp{} dp{} vp{} mbs{} {}{}", p.tp, p.pp, p.cp, p.dp, p.vp,
+                     p.microbatch_size, to_string(p.schedule),
+                     p.cp > 1 ? fmt::format(" {}", to_string(p.cp_variant)) : "");
+}
+
+// The rows a rank computed, as JSON text: plan index and results (plans are known everywhere).
+std::vector<std::byte> encode_rows(const std::vector<SweepRow>& rows, int offset, int stride) {
+  nlohmann::json a = nlohmann::json::array();
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const SweepRow& r = rows[k];
+    a.push_back({{"i", static_cast<std::size_t>(offset) + k * static_cast<std::size_t>(stride)},
+                 {"oom", r.oom},
+                 {"mem_gb", r.mem_gb},
+                 {"peak_rank", r.peak_rank},
+                 {"timed", r.timed},
+                 {"step", r.step_time_s},
+                 {"tps", r.tokens_per_s},
+                 {"mfu", r.mfu},
+                 {"cp", r.critical_path}});
+  }
+  const std::string text = a.dump();
+  std::vector<std::byte> out(text.size());
+  std::transform(text.begin(), text.end(), out.begin(), [](char c) { return std::byte(c); });
+  return out;
+}
+
+void decode_rows(const std::vector<std::byte>& bytes, const std::vector<StepPlan>& plans,
+                 std::vector<SweepRow>& rows) {
+  std::string text(bytes.size(), '\0');
+  std::transform(bytes.begin(), bytes.end(), text.begin(), [](std::byte b) { return char(b); });
+  for (const auto& j : nlohmann::json::parse(text)) {
+    SweepRow& r = rows.at(j["i"].get<std::size_t>());
+    r.plan = plans[j["i"].get<std::size_t>()];
+    r.gpus = world_size(r.plan);
+    r.oom = j["oom"];
+    r.mem_gb = j["mem_gb"];
+    r.peak_rank = j["peak_rank"];
+    r.timed = j["timed"];
+    r.step_time_s = j["step"];
+    r.tokens_per_s = j["tps"];
+    r.mfu = j["mfu"];
+    r.critical_path = j["cp"];
+  }
+}
+
+}  // namespace
+
+int run_sweep_command(std::span<const std::string> argv, const CommandContext& ctx) {
+  const std::vector<OptionSpec> specs = {
+      {"--model", "NAME|FILE",
+       "llama3-8b, llama3-70b, llama3-405b, gpt3-175b or a JSON file [llama3-70b]"},
+      {"--gpus", "N", "GPUs in the cluster [1024]"},
+      {"--nodes", "N", "nodes instead of --gpus (x the profile's GPUs per node)"},
+      {"--hardware", "NAME|FILE", "hardware profile [h100-sxm]"},
+      {"--tp", "LIST", "tensor-parallel sizes [1,2,4,8]"},
+      {"--pp", "LIST", "pipeline-parallel sizes [1,2,4,8,16]"},
+      {"--cp", "LIST", "context-parallel sizes [1,2,4]"},
+      {"--vp", "LIST", "chunks per pipeline rank for the interleaved schedule [1,2]"},
+      {"--mbs", "LIST", "microbatch sizes (sequences) [1,2]"},
+      {"--schedule", "LIST",
+       "pipeline schedules: gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipev "
+       "[1f1b,interleaved,zb-h1]"},
+      {"--cp-variant", "LIST", "ring, zigzag [zigzag]"},
+      {"--cp-rotate", "p2p|allgather|alltoall", "K/V rotation of the CP ring [p2p]"},
+      {"--seq", "S", "sequence length [8192]"},
+      {"--gbs", "B", "global batch in sequences [512]"},
+      {"--recompute", "none|selective|full", "activation recompute [selective]"},
+      {"--distributed-optimizer", "", "shard the optimizer state over data-parallel ranks"},
+      {"--no-sequence-parallel", "", "keep activations whole on every TP rank"},
+      {"--jobs", "K", "plans simulated at once [the machine's hardware threads]"},
+      {"--out", "FILE.csv|FILE.json",
+       "write every row (byte-identical for any --jobs and under mpirun)"},
+      {"--top", "K", "plans shown [10]"},
+      {"--trace-best", "FILE", "write the Chrome trace of the fastest plan"},
+      {"--json", "", "print the rows as one JSON object instead of the table"},
+  };
+  const LaunchEnv env = detect_launch_env();
+  const Args args("sweep", specs, argv);
+  if (args.help_requested()) {
+    if (env.rank == 0) {
+      ctx.out << args.help_text(
+          "Search the parallel plans of a model on N GPUs: every valid combination of the lists "
+          "(tp x pp x cp divides N, dp is the rest; tp within a node; vp > 1 only interleaved; "
+          "heads, kv heads, FFN by tp; seq by cp (2 cp zigzag) and by tp under SP; gbs by "
+          "dp x mbs; layers over pp x vp; the schedule's own rules). OOM plans are marked and "
+          "not timed; the rest are simulated, ranked, and written.",
+          "meshsim sweep --model llama3-70b --gpus 1024 --tp 4,8 --pp 4,8 --cp 1,2 --out rows.csv");
+    }
+    return 0;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  const HardwareProfile hw = load_hardware(args.get("--hardware", "h100-sxm"));
+  const TransformerModel model = load_model(args.get("--model", kDefaultModel));
+  PlanLists lists;
+  lists.gpus_per_node = hw.gpus_per_node;
+  if (args.has("--gpus") && args.has("--nodes")) {
+    throw InputError("--gpus and --nodes contradict each other: give one");
+  }
+  lists.gpus = args.has("--nodes")
+                   ? static_cast<int>(args.get_int("--nodes", 1, 1, 1 << 17)) * hw.gpus_per_node
+                   : static_cast<int>(args.get_int("--gpus", kDefaultGpus, 1, 1 << 20));
+  lists.tp = small_list(args, "--tp", "1,2,4,8");
+  lists.pp = small_list(args, "--pp", "1,2,4,8,16");
+  lists.cp = small_list(args, "--cp", "1,2,4");
+  lists.vp = small_list(args, "--vp", "1,2");
+  lists.mbs = int_list(args, "--mbs", "1,2", 1 << 16);
+  lists.schedules = enum_list<PipelineSchedule>(args, "--schedule", "1f1b,interleaved,zb-h1",
+                                                parse_pipeline_schedule,
+                                                "gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipev");
+  lists.cp_variants =
+      enum_list<RingVariant>(args, "--cp-variant", "zigzag", parse_ring_variant, "ring, zigzag");
+  StepPlan& base = lists.base;
+  base.seq = args.get_int("--seq", 8192, 1, std::int64_t{1} << 24);
+  base.global_batch = args.get_int("--gbs", 512, 1, std::int64_t{1} << 24);
+  base.cp_rotation =
+      *parse_kv_rotation(args.get_choice("--cp-rotate", "p2p", {"p2p", "allgather", "alltoall"}));
+  base.recompute =
+      *parse_recompute(args.get_choice("--recompute", "selective", {"none", "selective", "full"}));
+  base.distributed_optimizer = args.has("--distributed-optimizer");
+  base.sequence_parallel = !args.has("--no-sequence-parallel");
+  const int hardware_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int jobs = static_cast<int>(args.get_int("--jobs", hardware_threads, 1, 1024));
+  const std::string out_path = args.get("--out", "");
+  if (!out_path.empty() && !out_path.ends_with(".csv") && !out_path.ends_with(".json")) {
+    throw InputError(
+        fmt::format("--out {}: expected a file name ending in .csv or .json", out_path));
+  }
+  const auto top = static_cast<std::size_t>(args.get_int("--top", 10, 1, 1 << 20));
+  const std::string trace_path = args.get("--trace-best", "");
+
+  const PlanSpace space = enumerate_plans(model, lists);
+  const bool tty = env.rank == 0 && isatty(STDERR_FILENO) == 1;
+  auto progress = [&](std::size_t done, std::size_t total) {
+    if (!tty) return;
+    const std::size_t width = 40, filled = total == 0 ? width : done * width / total;
+    ctx.err << fmt::format("\r[{}{}] {}/{} plans", std::string(filled, '#'),
+                           std::string(width - filled, ' '), done, total);
+    if (done == total) ctx.err << "\n";
+    ctx.err.flush();
+  };
+  std::vector<SweepRow> rows;
+  if (env.under_launcher && env.size > 1) {
+    MpiWorld world;
+    const std::vector<SweepRow> mine =
+        evaluate_plans(model, space.plans, hw, jobs, world.rank(), world.size(), progress);
+    const auto gathered = world.gather_bytes(encode_rows(mine, world.rank(), world.size()));
+    if (world.rank() != 0) return 0;
+    rows.resize(space.plans.size());
+    for (const auto& bytes : gathered) decode_rows(bytes, space.plans, rows);
+  } else {
+    rows = evaluate_plans(model, space.plans, hw, jobs, 0, 1, progress);
+  }
+
+  OutputFiles files;
+  if (!out_path.empty()) {
+    files.stage(out_path,
+                out_path.ends_with(".csv") ? sweep_csv(rows)
+                                           : sweep_json(rows, model.name, hw.name).dump(2) + "\n",
+                "--out");
+  }
+  const std::vector<SweepRow> best = ranked(rows);
+  if (!trace_path.empty() && !best.empty()) {
+    const SimulationResult sim =
+        run_simulation(build_training_step(model, best.front().plan, hw), hw,
+                       Provenance{ctx.command_line, hw.name, hardware_hash(hw)}, true, started);
+    files.stage(trace_path, *sim.trace, "--trace-best");
+  }
+  files.commit();
+  if (args.has("--json")) {
+    ctx.out << sweep_json(rows, model.name, hw.name).dump(2) << "\n";
+    return 0;
+  }
+  std::int64_t oom = 0;
+  for (const auto& r : rows) oom += r.oom ? 1 : 0;
+  ctx.out << fmt::format("sweep: {} on {} x {} ({} GPUs), seq {}, global batch {} sequences\n",
+                         model.name, lists.gpus / hw.gpus_per_node, hw.name, lists.gpus, base.seq,
+                         base.global_batch);
+  ctx.out << fmt::format("{} combinations, {} valid plans, {} OOM, {} simulated\n",
+                         space.combinations, space.plans.size(), oom, best.size());
+  for (const auto& [rule, count] : space.rejected) {
+    ctx.out << fmt::format("  rejected {:>5}: {}\n", count, rule);
+  }
+  ctx.out << fmt::format("{:>4}  {:<40} {:>10} {:>7} {:>8}  {}\n", "rank", "plan", "step_s", "mfu",
+                         "mem_GB", "critical path (why)");
+  for (std::size_t i = 0; i < best.size() && i < top; ++i) {
+    const SweepRow& r = best[i];
+    ctx.out << fmt::format("{:>4}  {:<40} {:>10.3f} {:>6.1f}% {:>8.1f}  {}\n", i + 1,
+                           plan_label(r.plan), r.step_time_s, 100 * r.mfu, r.mem_gb,
+                           r.critical_path);
+  }
+  if (!out_path.empty()) ctx.out << fmt::format("rows written to {}\n", out_path);
+  if (!trace_path.empty() && !best.empty()) {
+    ctx.out << fmt::format("trace of the fastest plan written to {}\n", trace_path);
+  }
+  ctx.out << fmt::format(
+      "wall {:.1f} s\n",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  return 0;
+}
+
+}  // namespace meshsim

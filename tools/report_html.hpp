@@ -1,0 +1,21 @@
+#pragma once
+// `meshsim report`: one self-contained HTML page (inline CSS and SVG, no scripts, nothing from
+// the network) from the JSON that `meshsim sweep --out results.json` writes: a header, the step
+// time of the timed plans, the memory of every plan against the GPU's capacity, the critical-path
+// breakdown of the best five plans and a table of the top twenty. Deterministic: the same input
+// gives the same bytes.
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace meshsim {
+
+// Validates `sweep` (schema_version 1, see sweep_json in tools/sweep.hpp) and renders the page.
+// Bad input throws InputError "<origin>: field 'rows[3].mem_gb': expected ...".
+std::string sweep_report_html(const nlohmann::json& sweep, std::string_view origin);
+
+// Text for HTML element content and attribute values: & < > " ' escaped.
+std::string html_escape(std::string_view text);
+
+}  // namespace meshsim

@@ -1,0 +1,167 @@
+#include "tools/workload_flags.hpp"
+
+#include "sim/error.hpp"
+
+namespace meshsim {
+namespace {
+
+constexpr std::int64_t kBig = std::int64_t{1} << 40;
+
+const char* dtypes(FlagUse use) {
+  return use == FlagUse::validate ? "bf16|fp16|fp32|fp64" : "bf16|fp16|fp32";
+}
+
+DType parse_dtype_flag(const Args& args, FlagUse use) {
+  return *parse_dtype(use == FlagUse::validate
+                          ? args.get_choice("--dtype", "bf16", {"bf16", "fp16", "fp32", "fp64"})
+                          : args.get_choice("--dtype", "bf16", {"bf16", "fp16", "fp32"}));
+}
+
+const char* pass_help(FlagUse use) {
+  return use == FlagUse::validate ? "which passes to run [fwd+bwd]"
+                                  : "which passes to simulate [fwd+bwd]";
+}
+
+OptionSpec max_connections_flag() {
+  return {"--max-connections", "N",
+          "hardware queues: 1 = single queue (the default), more = several"};
+}
+
+}  // namespace
+
+std::vector<OptionSpec> ring_attention_flags(FlagUse use) {
+  return {
+      {"--cp", "N", "context-parallel ranks [8]"},
+      {"--seq", "S", "sequence length, split over the ranks [131072]"},
+      {"--batch", "B", "microbatch size [1]"},
+      {"--heads", "H", "query heads [32]"},
+      {"--kv-heads", "H", "key/value heads (grouped-query attention) [8]"},
+      {"--head-dim", "D", "head dimension [128]"},
+      {"--dtype", dtypes(use), "storage type of q, k, v, out [bf16]"},
+      {"--variant", "ring|zigzag", "load balance: none, or zigzag head-tail chunks [zigzag]"},
+      {"--rotate", "p2p|allgather|alltoall", "how K/V move between ranks [p2p]"},
+      {"--causal", "", "causal mask (the default)"},
+      {"--no-causal", "", "full (non-causal) attention; needs --variant ring"},
+      {"--pass", "fwd|bwd|fwd+bwd", pass_help(use)},
+      {"--gpus-per-node", "G", "GPUs per node [the hardware profile's]"},
+      max_connections_flag(),
+  };
+}
+
+RingAttentionConfig parse_ring_attention_flags(const Args& args, int gpus_per_node, FlagUse use) {
+  const RingAttentionConfig d;
+  RingAttentionConfig c;
+  c.cp = static_cast<int>(args.get_int("--cp", d.cp, 1, 1 << 20));
+  c.seq = args.get_int("--seq", d.seq, 1, kBig);
+  c.batch = args.get_int("--batch", d.batch, 1, kBig);
+  c.heads = args.get_int("--heads", d.heads, 1, 1 << 20);
+  c.kv_heads = args.get_int("--kv-heads", d.kv_heads, 1, 1 << 20);
+  c.head_dim = args.get_int("--head-dim", d.head_dim, 1, 1 << 20);
+  c.dtype = parse_dtype_flag(args, use);
+  c.variant = *parse_ring_variant(args.get_choice("--variant", "zigzag", {"ring", "zigzag"}));
+  c.rotate =
+      *parse_kv_rotation(args.get_choice("--rotate", "p2p", {"p2p", "allgather", "alltoall"}));
+  if (args.has("--causal") && args.has("--no-causal")) {
+    throw InputError("--causal and --no-causal contradict each other");
+  }
+  c.causal = !args.has("--no-causal");
+  c.pass = *parse_attention_pass(args.get_choice("--pass", "fwd+bwd", {"fwd", "bwd", "fwd+bwd"}));
+  c.gpus_per_node = static_cast<int>(args.get_int("--gpus-per-node", gpus_per_node, 1, 1024));
+  c.single_queue = args.get_int("--max-connections", 1, 1, 32) == 1;
+  return c;
+}
+
+std::vector<OptionSpec> tp_linear_flags(FlagUse use) {
+  return {
+      {"--tp", "T", "tensor-parallel ranks [8]"},
+      {"--tokens", "N", "rows of the input: sequence x microbatch [8192]"},
+      {"--in", "D", "input features of the whole layer [8192]"},
+      {"--out", "D", "output features of the whole layer [28672]"},
+      {"--kind", "column|row",
+       "column: weight split by outputs; row: weight split by inputs [column]"},
+      {"--mode", "allreduce|reducescatter",
+       "allreduce: no sequence parallelism; reducescatter: sequence parallelism [reducescatter]"},
+      {"--overlap", "async|sync",
+       "column backward: run the collective under the weight-gradient GEMM, or wait for it "
+       "[async]"},
+      {"--pass", "fwd|bwd|fwd+bwd", pass_help(use)},
+      {"--bias", "", "the layer has a bias (adds the bias add and the bias gradient)"},
+      {"--dtype", dtypes(use), "storage type of activations and weights [bf16]"},
+      {"--gpus-per-node", "G", "GPUs per node [the hardware profile's]"},
+      max_connections_flag(),
+  };
+}
+
+TpLinearConfig parse_tp_linear_flags(const Args& args, int gpus_per_node, FlagUse use) {
+  const TpLinearConfig d;
+  TpLinearConfig c;
+  c.tp = static_cast<int>(args.get_int("--tp", d.tp, 1, 1 << 20));
+  c.tokens = args.get_int("--tokens", d.tokens, 1, kBig);
+  c.in_features = args.get_int("--in", d.in_features, 1, kBig);
+  c.out_features = args.get_int("--out", d.out_features, 1, kBig);
+  c.kind = *parse_tp_linear_kind(args.get_choice("--kind", "column", {"column", "row"}));
+  c.mode =
+      *parse_tp_mode(args.get_choice("--mode", "reducescatter", {"allreduce", "reducescatter"}));
+  c.overlap = *parse_tp_overlap(args.get_choice("--overlap", "async", {"async", "sync"}));
+  c.pass = *parse_tp_pass(args.get_choice("--pass", "fwd+bwd", {"fwd", "bwd", "fwd+bwd"}));
+  c.bias = args.has("--bias");
+  c.dtype = parse_dtype_flag(args, use);
+  c.gpus_per_node = static_cast<int>(args.get_int("--gpus-per-node", gpus_per_node, 1, 1024));
+  c.single_queue = args.get_int("--max-connections", 1, 1, 32) == 1;
+  return c;
+}
+
+std::vector<OptionSpec> pipeline_flags(FlagUse use) {
+  const bool sim = use == FlagUse::simulate;
+  return {
+      {"--schedule", "gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipev", "pipeline schedule [1f1b]"},
+      {"--stages", "P", "pipeline ranks [4]"},
+      {"--microbatches", "M", "microbatches per step [8]"},
+      {"--chunks", "V", "model chunks per rank (interleaved) [2 for interleaved]"},
+      {"--group-size", "G", "interleaved: microbatches per group [P]"},
+      {"--time-f", "SECONDS",
+       sim ? "forward of one microbatch through one rank's share"
+           : "simulation only: forward time (accepted, not used)"},
+      {"--time-b", "SECONDS",
+       sim ? "input-gradient part of its backward"
+           : "simulation only: input-gradient time (accepted, not used)"},
+      {"--time-w", "SECONDS",
+       sim ? "weight-gradient part of its backward"
+           : "simulation only: weight-gradient time (accepted, not used)"},
+      {"--p2p-time", "SECONDS",
+       sim ? "time of every p2p transfer (else the network model)"
+           : "simulation only: p2p time (accepted, not used)"},
+      {"--activation-bytes", "BYTES",
+       "bytes per activation/gradient message [tokens x hidden x e]"},
+      {"--tokens", "N", "tokens per microbatch of the stage workload [4096]"},
+      {"--hidden", "H", "hidden size of the stage workload (one layer per chunk) [4096]"},
+      {"--dtype", dtypes(use), "stage workload data type [bf16]"},
+      {"--gpus-per-node", "G", "GPUs per node [the hardware profile's]"},
+  };
+}
+
+PipelineConfig parse_pipeline_flags(const Args& args, int gpus_per_node, FlagUse use) {
+  PipelineConfig c;
+  c.shape.schedule = *parse_pipeline_schedule(args.get_choice(
+      "--schedule", "1f1b", {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "dualpipev"}));
+  c.shape.stages = static_cast<int>(args.get_int("--stages", 4, 1, 4096));
+  c.shape.microbatches = static_cast<int>(args.get_int("--microbatches", 8, 1, 1 << 20));
+  const bool two_chunks = c.shape.schedule == PipelineSchedule::interleaved ||
+                          c.shape.schedule == PipelineSchedule::zb_v ||
+                          c.shape.schedule == PipelineSchedule::dualpipev;
+  c.shape.chunks = static_cast<int>(args.get_int("--chunks", two_chunks ? 2 : 1, 1, 1024));
+  c.shape.group_size = static_cast<int>(args.get_int("--group-size", 0, 1, 1 << 20));
+  constexpr double kMaxSeconds = 1e6;
+  c.time_f = args.get_number("--time-f", -1, kMaxSeconds);
+  c.time_b = args.get_number("--time-b", -1, kMaxSeconds);
+  c.time_w = args.get_number("--time-w", -1, kMaxSeconds);
+  c.p2p_time = args.get_number("--p2p-time", -1, kMaxSeconds);
+  c.activation_bytes = static_cast<std::int64_t>(args.get_number("--activation-bytes", 0, 1e15));
+  c.tokens = args.get_int("--tokens", 4096, 1, std::int64_t{1} << 32);
+  c.hidden = args.get_int("--hidden", 4096, 1, std::int64_t{1} << 20);
+  c.dtype = parse_dtype_flag(args, use);
+  c.gpus_per_node = static_cast<int>(args.get_int("--gpus-per-node", gpus_per_node, 1, 1024));
+  return c;
+}
+
+}  // namespace meshsim
