@@ -154,7 +154,7 @@ int run_step_command(std::span<const std::string> argv, const CommandContext& ct
                    fmt::join(builtin_model_names(), ", "))},
       {"--gpus", "N", "GPUs in the mesh [8]"},
       {"--nodes", "N", "nodes instead of --gpus (GPUs = nodes x the profile's GPUs per node)"},
-      {"--tp", "T", "tensor-parallel size [8]"},
+      {"--tp", "T", "tensor-parallel size [min(8, GPUs)]"},
       {"--pp", "P", "pipeline-parallel size [1]"},
       {"--cp", "C", "context-parallel size [1]"},
       {"--dp", "D", "data-parallel size [GPUs / (tp x pp x cp)]"},

@@ -37,9 +37,15 @@ SweepRow evaluate_plan(const TransformerModel& model, const StepPlan& plan,
   row.mem_gb = mem.peak_bytes / 1e9;
   row.peak_rank = mem.peak_rank;
   if (row.oom) return row;
-  const SimulationResult sim =
-      run_simulation(build_training_step(model, plan, hardware), hardware, Provenance{}, false,
-                     std::chrono::steady_clock::now());
+  Program program;
+  try {
+    program = build_training_step(model, plan, hardware);
+  } catch (const InputError& e) {  // a plan too large to simulate: a row, not a failed sweep
+    row.critical_path = fmt::format("not simulated: {}", e.what());
+    return row;
+  }
+  const SimulationResult sim = run_simulation(std::move(program), hardware, Provenance{}, false,
+                                              std::chrono::steady_clock::now());
   const std::int64_t seq = plan.seq > 0 ? plan.seq : model.seq_len;
   row.timed = true;
   row.step_time_s = ns_to_seconds(sim.metrics.makespan);
