@@ -68,15 +68,46 @@
 //   under the flow-level network the fixed time replaces the replicas' flows (the folded DP
 //   collectives then do not contend with anything), and metrics' byte counts exclude the DP
 //   traffic to other replicas.
+// Folding (fold_tp, when folds_tp(): gpus_per_node a multiple or divisor of tp, so every TP rank
+//   sees the same placements): only the ranks with tp index 0 get ops. Each TP collective is
+//   emitted as before but on a one-member "tp" group (the rank itself) with a fixed time:
+//   collective_cost() of the analytical network for the FULL tp group at its real placement, same
+//   kind, bytes, dtype and algorithm. The CP ring, the pipeline exchanges and the DP reductions
+//   run between the tp index 0 ranks (their groups and peers are unchanged). TP ranks run
+//   identical programs in lockstep, so under the analytical network each real TP collective's
+//   members all arrive at once and it takes its analytical time: the folded and unfolded step
+//   times are equal (tests/schedules, every schedule, SP, CP, distributed optimizer).
 // No tensor slots (slot -1): the Program is for simulation.
 
 namespace meshsim {
 namespace {
 
-constexpr std::int64_t kMaxOps = std::int64_t{60} << 20;
+constexpr std::int64_t kMaxOps = std::int64_t{24} << 20;  // ~500 bytes each at run time
 
 std::int64_t step_seq(const TransformerModel& m, const StepPlan& p) {
   return p.seq > 0 ? p.seq : m.seq_len;
+}
+
+// Size estimate: built ranks x microbatches x layers per rank x ops per layer (an upper bound
+// for the usual plans; the guard and the builder's reserve use it).
+std::int64_t estimated_ops(const TransformerModel& model, const StepPlan& plan, bool tp_folded) {
+  const std::int64_t built =
+      std::int64_t{tp_folded ? 1 : plan.tp} * plan.pp * plan.cp * (plan.fold_dp ? 1 : plan.dp);
+  const std::int64_t per_layer = 40 + 8 * std::int64_t{plan.cp};
+  const std::int64_t layers_per_rank = (model.layers + plan.pp - 1) / plan.pp;
+  return built * microbatches(plan) * std::max<std::int64_t>(layers_per_rank, 1) * per_layer;
+}
+
+void check_size(const TransformerModel& model, const StepPlan& plan, bool tp_folded) {
+  const std::int64_t ops = estimated_ops(model, plan, tp_folded);
+  if (ops > kMaxOps) {
+    const bool unfolded = !plan.fold_dp || !tp_folded;
+    throw InputError(fmt::format(
+        "the step would have about {} million ops ({}pp x cp{} x microbatches x layers / pp x ops "
+        "per layer), over the {} million this simulator builds; use fewer microbatches{}",
+        ops >> 20, tp_folded ? "" : "tp x ", plan.fold_dp ? "" : " x dp", kMaxOps >> 20,
+        unfolded ? " or fold the data- and tensor-parallel ranks" : ""));
+  }
 }
 
 PipelineShape step_shape(const StepPlan& p) {
@@ -115,9 +146,12 @@ class StepBuilder {
         t_(plan.tp),
         n_cp_(plan.cp),
         sp_(plan.sequence_parallel && plan.tp > 1),
+        fold_tp_(folds_tp(plan, hw.gpus_per_node)),
         split_(split_layers(model.layers, plan.pp * chunks_of(shape_))),
         builder_(make_megatron_mesh(plan.tp, plan.cp, plan.dp, plan.pp, hw.gpus_per_node),
                  plan.tp > 1 || plan.cp > 1, describe(model, plan)) {
+    builder_.reserve(static_cast<std::size_t>(
+        std::min(estimated_ops(model, plan, folds_tp(plan, hw.gpus_per_node)), kMaxOps)));
     compute_ = builder_.stream("compute");
     tp_comm_ = builder_.stream("tp_comm");
     cp_comm_ = builder_.stream("cp_comm");
@@ -159,10 +193,12 @@ class StepBuilder {
   static std::string describe(const TransformerModel& m, const StepPlan& p) {
     return fmt::format(
         "training step: model={} tp={} pp={} cp={} dp={} vp={} mbs={} gbs={} seq={} schedule={} "
-        "cp_variant={} cp_rotate={} recompute={} distributed_optimizer={} sp={} fold_dp={}",
+        "cp_variant={} cp_rotate={} recompute={} distributed_optimizer={} sp={} fold_dp={} "
+        "fold_tp={}",
         m.name, p.tp, p.pp, p.cp, p.dp, p.vp, p.microbatch_size, p.global_batch, step_seq(m, p),
         to_string(p.schedule), to_string(p.cp_variant), to_string(p.cp_rotation),
-        to_string(p.recompute), p.distributed_optimizer, p.sequence_parallel, p.fold_dp);
+        to_string(p.recompute), p.distributed_optimizer, p.sequence_parallel, p.fold_dp,
+        p.fold_tp && p.tp > 1);
   }
 
   Program build() && {
@@ -182,10 +218,11 @@ class StepBuilder {
     }
     const Mesh& mesh = builder_.peek().mesh;
     const int replicas = p_.fold_dp ? 1 : p_.dp;
+    const int tp_built = fold_tp_ ? 1 : t_;
     for (int pr = 0; pr < pp_; ++pr) {
       for (int d = 0; d < replicas; ++d) {
         for (int c = 0; c < n_cp_; ++c) {
-          for (int t = 0; t < t_; ++t) {
+          for (int t = 0; t < tp_built; ++t) {
             begin_rank(mesh, mesh.rank_of({t, c, d, pr}), pr, c);
             const auto& actions = orders[static_cast<std::size_t>(pr)];
             if (has_explicit_comm(actions)) {
@@ -213,8 +250,23 @@ class StepBuilder {
     delayed_.clear();
     bucket_bytes_.clear();
     wgrad_passes_.assign(static_cast<std::size_t>(v_), 0);
-    tp_group_ = builder_.group("tp", mesh.group_of("tp", rank));
+    {
+      std::vector<int> tp_full = mesh.group_of("tp", rank);
+      tp_placement_ = placement_of(mesh, tp_full);
+      // Folded: a one-member group (the rank itself), timed for the full group (tp_collective).
+      tp_group_ = builder_.group("tp", fold_tp_ ? std::vector<int>{rank} : std::move(tp_full));
+    }
     cp_ranks_ = mesh.group_of("cp", rank);
+    blocks_.clear();
+    for (int i = 0; i < n_cp_; ++i) blocks_.push_back(block(cp_index, i));
+    peer_ranks_.clear();
+    pair_streams_.clear();
+    for (int q = 0; q < pp_; ++q) {
+      auto coords = mesh.coords(rank);
+      coords.back() = q;
+      peer_ranks_.push_back(mesh.rank_of(coords));
+      pair_streams_.push_back(-1);  // created on first use
+    }
     cp_group_ = builder_.group("cp", cp_ranks_);
     // The dp-cp group: every rank with this rank's tp and pp coordinates.
     std::vector<int> full;
@@ -288,8 +340,15 @@ class StepBuilder {
     if (t_ == 1) return -1;
     std::vector<OpId> deps = waits_;
     if (last_compute_ >= 0) deps.push_back(last_compute_);
-    return builder_.add(rank_, tp_comm_, std::move(name), OpLabels{phase, layer, mb, -1, chunk},
-                        CollectiveCall{kind, tp_group_, bytes, p_.dtype}, std::move(deps));
+    const CollectiveCall call{kind, tp_group_, bytes, p_.dtype};
+    const OpId op = builder_.add(rank_, tp_comm_, std::move(name),
+                                 OpLabels{phase, layer, mb, -1, chunk}, call, std::move(deps));
+    if (fold_tp_) {
+      builder_.set_fixed_time(
+          op, seconds_to_ns(
+                  collective_cost(hw_.network, kind, tp_placement_, bytes, call.algo).seconds));
+    }
+    return op;
   }
 
   OpId dp_collective(std::string name, Phase phase, int mb, int chunk, CollectiveKind kind,
@@ -470,7 +529,7 @@ class StepBuilder {
     bool first = true;
     for (int i = 0; i < n_cp_; ++i) {
       kv_ring_step(c, arrive, i, Phase::fwd);
-      const Block b = block(cp_index_, i);
+      const Block& b = blocks_[static_cast<std::size_t>(i)];
       if (!b.computed) continue;
       kernel(fmt::format("{}attn fwd step {}", pre, i), phase, c.layer, c.mb, c.chunk,
              KernelKind::attention_fwd, attention_shape(b), ElementwiseFn::none, i);
@@ -500,7 +559,7 @@ class StepBuilder {
     OpId dkv_arrive = -1;
     for (int i = 0; i < n_cp_; ++i) {
       kv_ring_step(c, arrive, i, Phase::bwd);
-      const Block b = block(cp_index_, i);
+      const Block& b = blocks_[static_cast<std::size_t>(i)];
       OpId send_after = -1;
       if (b.computed) {
         send_after = kernel(fmt::format("attn bwd step {}", i), Phase::bwd, c.layer, c.mb, c.chunk,
@@ -736,11 +795,12 @@ class StepBuilder {
     return (msg.microbatch * stages_ + msg.stage) * 2 + (msg.gradient ? 1 : 0);
   }
 
-  int mesh_peer(int peer_pp) const {
-    const Mesh& mesh = builder_.peek().mesh;
-    auto coords = mesh.coords(rank_);
-    coords.back() = peer_pp;
-    return mesh.rank_of(coords);
+  int mesh_peer(int peer_pp) const { return peer_ranks_[static_cast<std::size_t>(peer_pp)]; }
+
+  StreamId peer_stream(int peer) {
+    StreamId& s = pair_streams_[static_cast<std::size_t>(peer)];
+    if (s < 0) s = pair_stream(pr_, peer);
+    return s;
   }
 
   StreamId pair_stream(int a, int b) {
@@ -773,7 +833,7 @@ class StepBuilder {
         call.recvs.push_back(Transfer{mesh_rank, msg_bytes_, tag_of(msg), -1});
         name += fmt::format(" recv {}{}", msg.gradient ? "grad" : "act", msg.microbatch);
       }
-      const OpId op = builder_.add(rank_, pair_stream(pr_, peer), std::move(name),
+      const OpId op = builder_.add(rank_, peer_stream(peer), std::move(name),
                                    OpLabels{Phase::none, -1, -1, boundary, -1}, std::move(call),
                                    after >= 0 ? std::vector<OpId>{after} : std::vector<OpId>{});
       if (created != nullptr) created->push_back(op);
@@ -951,7 +1011,7 @@ class StepBuilder {
   const HardwareProfile& hw_;
   PipelineShape shape_;
   int pp_, v_, stages_, t_, n_cp_;
-  bool sp_;
+  bool sp_, fold_tp_;
   LayerSplit split_;
   ProgramBuilder builder_;
   StreamId compute_ = 0, tp_comm_ = 0, cp_comm_ = 0, dp_comm_ = 0;
@@ -963,7 +1023,10 @@ class StepBuilder {
   int rank_ = 0, pr_ = 0, cp_index_ = 0, dp_size_ = 1;
   GroupId tp_group_ = 0, cp_group_ = 0, dp_group_ = 0;
   std::vector<int> cp_ranks_;
-  GroupPlacement dp_placement_;
+  std::vector<Block> blocks_;    // this rank's ring blocks, by step
+  std::vector<int> peer_ranks_;  // the rank at each pipeline index with this rank's other coords
+  std::vector<StreamId> pair_streams_;  // the pp_comm stream to each pipeline index
+  GroupPlacement dp_placement_, tp_placement_;
   std::vector<OpId> waits_;
   OpId last_compute_ = -1;
   std::vector<OpId> dp_ops_;
@@ -977,6 +1040,11 @@ class StepBuilder {
 };
 
 }  // namespace
+
+bool folds_tp(const StepPlan& plan, int gpus_per_node) {
+  return plan.fold_tp && plan.tp > 1 && gpus_per_node > 0 &&
+         (gpus_per_node % plan.tp == 0 || plan.tp % gpus_per_node == 0);
+}
 
 int world_size(const StepPlan& plan) {
   return plan.tp * plan.pp * plan.cp * plan.dp;
@@ -1047,25 +1115,16 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
   }
   check_memory_plan(model, memory_plan(plan));
   check_pipeline_shape(step_shape(plan));
-  // Size guard: ops ~ built ranks x microbatches x layers per rank x ops per layer.
-  const std::int64_t built =
-      std::int64_t{plan.tp} * plan.pp * plan.cp * (plan.fold_dp ? 1 : plan.dp);
-  const std::int64_t per_layer = 40 + 8 * std::int64_t{plan.cp};
-  const std::int64_t layers_per_rank = (model.layers + plan.pp - 1) / plan.pp;
-  const std::int64_t ops =
-      built * microbatches(plan) * std::max<std::int64_t>(layers_per_rank, 1) * per_layer;
-  if (ops > kMaxOps) {
-    throw InputError(fmt::format(
-        "the step would have about {} million ops (tp x pp x cp{} x microbatches x layers / pp x "
-        "ops per layer), over the {} million this simulator builds; use fewer microbatches{}",
-        ops >> 20, plan.fold_dp ? "" : " x dp", kMaxOps >> 20,
-        plan.fold_dp ? "" : " or fold the data-parallel replicas"));
-  }
+  // Size guard; TP folding assumed (build_training_step re-checks when it cannot fold).
+  check_size(model, plan, plan.fold_tp && plan.tp > 1);
 }
 
 Program build_training_step(const TransformerModel& model, const StepPlan& plan,
                             const HardwareProfile& hardware) {
   check_step_plan(model, plan);
+  if (plan.fold_tp && plan.tp > 1 && !folds_tp(plan, hardware.gpus_per_node)) {
+    check_size(model, plan, false);
+  }
   return StepBuilder(model, plan, hardware).build();
 }
 

@@ -34,12 +34,42 @@ struct StepPlan {
   DType dtype = DType::bf16;
   int dp_buckets = 4;  // DP gradient buckets per chunk, reduced as the backward releases them
   // Simulate one DP replica: DP ranks run identical programs, so only dp index 0 is built and its
-  // gradient reductions are ops with the analytical time of the whole DP group (see the .cpp).
+  // gradient reductions are ops with the analytical time of the whole DP group. Exactly: the
+  // Program's mesh stays the whole tp x cp x dp x pp mesh (every group and pipeline neighbour
+  // sits where it really does; ranks with dp index > 0 simply have no ops); each gradient
+  // reduce-scatter / all-reduce and each parameter all-gather of the distributed optimizer is a
+  // collective over the built members of the dp-cp group (the cp ranks of dp index 0, one member
+  // when cp = 1) with a fixed time (ProgramBuilder::set_fixed_time) = collective_cost() of
+  // sim/network_analytical for the FULL dp x cp group at its real placement, same kind and bytes.
+  // What is left out: the other replicas' ops and the rendezvous with them (they would arrive at
+  // the same time: identical programs), and under --network flow their flows (the command then
+  // unfolds); RunMetrics' byte counts leave out the DP traffic to other replicas. With the
+  // analytical network, folded and unfolded step times are equal (tests/schedules).
   bool fold_dp = true;
+  // Simulate one TP rank per (cp, dp, pp) coordinate: the TP ranks of a TP group run identical
+  // programs (the same shapes: heads / t, ffn / t, ceil(V / t) each), so with the analytical
+  // network they move in lockstep and each TP collective takes exactly its analytical time.
+  // Exactly: the mesh stays whole; only ranks with tp index 0 get ops (with fold_dp, only those
+  // with tp index 0 and dp index 0); every TP all-gather / reduce-scatter / all-reduce is a
+  // collective over a one-member "tp" group (the rank itself) with a fixed time = collective_cost()
+  // of sim/network_analytical for the FULL tp group at its real placement, same kind, bytes, dtype
+  // and algorithm. The CP ring exchanges, the pipeline p2p and the DP reductions run between the
+  // built (tp index 0) ranks as before; the DP group placement and times are those of the real
+  // group (the same for every tp index). What is left out: the other TP ranks' ops, the rendezvous
+  // with them (simultaneous: lockstep), under --network flow their flows (the command unfolds);
+  // RunMetrics' byte counts leave out the TP traffic and the other TP ranks' CP / PP / DP traffic.
+  // Holds exactly when every TP rank sees the same placements: gpus_per_node a multiple or a
+  // divisor of tp (every profile); with the analytical network, folded and unfolded step times
+  // are equal (tests/schedules).
+  bool fold_tp = true;
   bool operator==(const StepPlan&) const = default;
 };
 
 int world_size(const StepPlan& plan);
+// Whether the step builder folds TP for this plan: fold_tp, tp > 1, and gpus_per_node a multiple
+// or a divisor of tp (otherwise TP ranks could sit differently across nodes and it builds them
+// all).
+bool folds_tp(const StepPlan& plan, int gpus_per_node);
 int microbatches(const StepPlan& plan);
 MemoryPlan memory_plan(const StepPlan& plan);
 

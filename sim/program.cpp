@@ -93,6 +93,10 @@ void ProgramBuilder::set_fixed_time(OpId op, std::int64_t ns) {
   program_.ops[static_cast<std::size_t>(op)].fixed_ns = ns;
 }
 
+void ProgramBuilder::reserve(std::size_t ops) {
+  program_.ops.reserve(ops);
+}
+
 Program ProgramBuilder::finish() && {
   return std::move(program_);
 }

@@ -150,6 +150,8 @@ class ProgramBuilder {
   OpId add(int rank, StreamId stream, std::string name, OpLabels labels, OpBody body,
            std::vector<OpId> deps = {});
   void set_fixed_time(OpId op, std::int64_t ns);
+  // Reserves room for `ops` ops (an estimate; the Program still grows past it).
+  void reserve(std::size_t ops);
 
   const Program& peek() const { return program_; }
   Program finish() &&;

@@ -122,6 +122,23 @@ Breakdown time_breakdown(const SimulationResult& r) {
   return b;
 }
 
+// The "simulated" line's account of what was built.
+std::string folding_summary(const StepPlan& p, int gpus_per_node) {
+  const bool dp = p.fold_dp && p.dp > 1;
+  const bool tp = folds_tp(p, gpus_per_node);
+  if (dp && tp) {
+    return fmt::format(
+        "tensor and data parallelism folded (tp index 0 of dp index 0 built: {} of {} ranks)",
+        world_size(p) / (p.tp * p.dp), world_size(p));
+  }
+  if (tp) {
+    return fmt::format("tensor parallelism folded (tp index 0 built: {} of {} ranks)",
+                       world_size(p) / p.tp, world_size(p));
+  }
+  if (dp) return fmt::format("data parallelism folded (dp index 0 built, {} replicas)", p.dp);
+  return "every rank built";
+}
+
 nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& p) {
   nlohmann::ordered_json j;
   j["model"] = model.name;
@@ -142,6 +159,7 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   j["sequence_parallel"] = p.sequence_parallel;
   j["dp_buckets"] = p.dp_buckets;
   j["fold_dp"] = p.fold_dp;
+  j["fold_tp"] = p.fold_tp;
   return j;
 }
 
@@ -171,8 +189,8 @@ int run_step_command(std::span<const std::string> argv, const CommandContext& ct
       {"--no-sequence-parallel", "", "TP all-reduces instead of all-gather/reduce-scatter"},
       {"--dp-buckets", "N", "gradient buckets per model chunk [4]"},
       {"--no-fold", "",
-       "simulate every data-parallel replica (default: only dp index 0, DP collectives timed for "
-       "the whole group)"},
+       "simulate every rank (default: only tp index 0 and dp index 0 are built, TP and DP "
+       "collectives timed for the whole group)"},
   };
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
   const Args args("step", specs, argv);
@@ -233,11 +251,16 @@ int run_step_command(std::span<const std::string> argv, const CommandContext& ct
   p.sequence_parallel = !args.has("--no-sequence-parallel");
   p.dp_buckets = static_cast<int>(args.get_int("--dp-buckets", 4, 1, 1024));
   p.fold_dp = !args.has("--no-fold");
+  p.fold_tp = p.fold_dp;
   std::string note;
-  if (out.network.flow && p.fold_dp && p.dp > 1) {
+  if (out.network.flow && ((p.fold_dp && p.dp > 1) || (p.fold_tp && p.tp > 1))) {
     // The flow model moves the real bytes between real members: fold-free only.
+    note = fmt::format("--network flow simulates every {} rank (no folding)",
+                       p.fold_dp && p.dp > 1 && p.fold_tp && p.tp > 1 ? "tensor- and data-parallel"
+                       : p.fold_tp && p.tp > 1                        ? "tensor-parallel"
+                                                                      : "data-parallel");
     p.fold_dp = false;
-    note = "--network flow simulates every data-parallel replica (no folding)";
+    p.fold_tp = false;
   }
   check_step_plan(model, p);
 
@@ -339,13 +362,10 @@ int run_step_command(std::span<const std::string> argv, const CommandContext& ct
                      step_s > 0 ? 100.0 * ns_to_seconds(c.time) / step_s : 0.0);
   }
   s += "\n";
-  s += fmt::format(
-      "simulated      {} ops, {} events, {} network, {}; wall {:.3f} s\n",
-      result.program.ops.size(), result.timeline.events, out.network.flow ? "flow" : "analytical",
-      p.fold_dp && p.dp > 1
-          ? fmt::format("data parallelism folded (dp index 0 built, {} replicas)", p.dp)
-          : std::string("every rank built"),
-      result.wall_s);
+  s += fmt::format("simulated      {} ops, {} events, {} network, {}; wall {:.3f} s\n",
+                   result.program.ops.size(), result.timeline.events,
+                   out.network.flow ? "flow" : "analytical",
+                   folding_summary(p, out.hardware.gpus_per_node), result.wall_s);
   if (!note.empty()) s += fmt::format("note           {}\n", note);
   if (!out.trace_path.empty()) {
     s += fmt::format("trace written to {} (open it in https://ui.perfetto.dev)\n", out.trace_path);

@@ -79,10 +79,14 @@ std::vector<OptionSpec> validate_options() {
   };
 }
 
+std::vector<OptionSpec> program_options() {
+  return {{"--program", "FILE", "the saved schedule graph to run (--save-program of any command)"}};
+}
+
 struct WorkloadCommand {
   const char* name;
   std::vector<OptionSpec> (*options)();
-  Workload (*parse)(const Args&, int gpus_per_node);
+  Workload (*parse)(const Args&, int gpus_per_node);  // null: a saved Program (--program)
   const char* example;
 };
 
@@ -94,6 +98,8 @@ const WorkloadCommand kWorkloads[] = {
      "mpirun -np 2 meshsim validate tp-linear --tp 2 --tokens 256 --in 512 --out 1024"},
     {"pipeline", pipeline_options, parse_pipeline,
      "mpirun -np 4 meshsim validate pipeline --stages 4 --microbatches 8 --tokens 64 --hidden 64"},
+    {"program", program_options, nullptr,
+     "mpirun -np 4 meshsim validate program --program ring.program.json --trace measured.json"},
 };
 
 std::string usage() {
@@ -142,7 +148,8 @@ nlohmann::json measured_trace(const Program& program, const CommPlan& plan, cons
 }
 
 struct Request {
-  Workload workload;
+  std::optional<Workload> workload;  // empty: a saved Program
+  std::string program_path;
   HardwareProfile hardware;
   std::uint64_t seed = 1;
   std::string dump_dir, trace_path, save_path;
@@ -156,7 +163,12 @@ struct Request {
 Request parse_request(const WorkloadCommand& w, const Args& args) {
   Request r;
   r.hardware = load_hardware(args.get("--hardware", "h100-sxm"));
-  r.workload = w.parse(args, r.hardware.gpus_per_node);
+  if (w.parse != nullptr) {
+    r.workload = w.parse(args, r.hardware.gpus_per_node);
+  } else {
+    r.program_path = args.get("--program", "");
+    if (r.program_path.empty()) throw InputError("validate program: --program FILE is required");
+  }
   r.seed = static_cast<std::uint64_t>(
       args.get_int("--seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
   r.dump_dir = args.get("--dump", "");
@@ -170,6 +182,11 @@ Request parse_request(const WorkloadCommand& w, const Args& args) {
   r.timeout = std::chrono::milliseconds(
       static_cast<std::int64_t>(args.get_number("--timeout", 300, 1e7) * 1000.0));
   return r;
+}
+
+// What sets the number of ranks, for messages: "--cp 4", or the saved Program's mesh.
+std::string ranks_of(const Request& req) {
+  return req.workload ? ranks_flag(*req.workload) : "the saved Program's mesh";
 }
 
 // Rank 0's outputs: files (staged together), then the report.
@@ -200,7 +217,7 @@ int emit(const Request& req, const Program& program, const CommPlan& plan,
     write_trace(trace, text);
     files.stage(req.trace_path, text.str(), "--trace");
   }
-  const TensorLayout layout = tensor_layout(req.workload);
+  const TensorLayout layout = req.workload ? tensor_layout(*req.workload) : TensorLayout{};
   if (!req.dump_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(req.dump_dir, ec);
@@ -221,9 +238,11 @@ int emit(const Request& req, const Program& program, const CommPlan& plan,
   }
   info.seed = req.seed;
   info.memory_bytes = result.memory_bytes;
-  if (req.check) {
-    info.numerics = check_numerics(req.workload, result.tensors);
-    info.numerics_note = numerics_reference_name(req.workload);
+  if (req.check && req.workload) {
+    info.numerics = check_numerics(*req.workload, result.tensors);
+    info.numerics_note = numerics_reference_name(*req.workload);
+  } else if (req.check) {
+    info.numerics_note = "not checked (a saved Program has no workload to build a reference from)";
   } else {
     info.numerics_note = "not checked (--no-check)";
   }
@@ -274,7 +293,8 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
   }
   if (w == nullptr) {
     return bad_input(fmt::format(
-        "validate: unknown workload '{}' (expected ring-attention, tp-linear or pipeline)",
+        "validate: unknown workload '{}' (expected ring-attention, tp-linear, pipeline or "
+        "program)",
         argv[0]));
   }
   std::vector<OptionSpec> specs = w->options();
@@ -300,12 +320,12 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
   CommPlan plan;
   try {
     req = parse_request(*w, args);
-    program = build_program(req.workload);
+    program = req.workload ? build_program(*req.workload) : load_program_file(req.program_path);
     plan = validate_program(program);
     if (!env.under_launcher && program.world_size() > 1) {
       throw InputError(
           fmt::format("this Program has {} ranks ({}): run one process per rank under MPI: {}",
-                      program.world_size(), ranks_flag(req.workload),
+                      program.world_size(), ranks_of(req),
                       mpirun_command(program.world_size(), ctx.command_line)));
     }
   } catch (const InputError& e) {
@@ -323,7 +343,7 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
       ctx.err << fmt::format(
           "meshsim: error: this Program has {} ranks ({}) but MPI started {} processes: run "
           "{}\n",
-          program.world_size(), ranks_flag(req.workload), world->size(),
+          program.world_size(), ranks_of(req), world->size(),
           mpirun_command(program.world_size(), ctx.command_line));
     }
     return 2;
@@ -331,7 +351,7 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
   ValidateOptions options;
   options.seed = req.seed;
   options.stall_timeout = req.timeout;
-  options.gather_tensors = !req.dump_dir.empty() || req.check;
+  options.gather_tensors = !req.dump_dir.empty() || (req.check && req.workload);
   options.make_kernels = [&](TensorStore& store) -> std::unique_ptr<KernelRunner> {
     return std::make_unique<CpuKernelRunner>(store, req.fault);
   };
@@ -341,7 +361,9 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
   };
   ValidateResult result;
   try {
-    result = run_validation(program, plan, tensor_layout(req.workload), *world, options);
+    result =
+        run_validation(program, plan, req.workload ? tensor_layout(*req.workload) : TensorLayout{},
+                       *world, options);
   } catch (const SetupError& e) {
     if (e.report()) ctx.err << "meshsim: error: " << e.what() << "\n";
     return 2;

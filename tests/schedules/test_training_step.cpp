@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <string>
@@ -118,6 +119,17 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
     }
     CHECK(qkv == 64);
     CHECK(up == 128);
+    // Folded TP builds rank 0 only; unfolded, rank 1 runs the same 42 ops.
+    CHECK(
+        std::none_of(prog.ops.begin(), prog.ops.end(), [](const Op& op) { return op.rank == 1; }));
+    StepPlan unfolded = p;
+    unfolded.fold_tp = false;
+    const Program all = build_training_step(m, unfolded, hw);
+    for (int r : {0, 1}) {
+      CAPTURE(r);
+      CHECK(std::count_if(all.ops.begin(), all.ops.end(),
+                          [r](const Op& op) { return op.rank == r; }) == 42);
+    }
   }
   {
     // Without sequence parallelism: all-reduce after the row layers (fwd) and of the column
@@ -280,6 +292,108 @@ TEST_CASE("training step: every schedule, rotation and recompute builds deadlock
       const Program prog = build_training_step(m, p, hw);
       CHECK_NOTHROW(validate_program(prog));
       CHECK(step_time(m, p, hw) > 0);
+    }
+  }
+}
+
+namespace {
+
+// tiny() with 8 heads and 4 KV heads (head_dim 8), so that tp 4 divides them.
+TransformerModel tiny_tp4(int layers) {
+  TransformerModel m = tiny(layers);
+  m.heads = 8;
+  m.kv_heads = 4;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("training step: folded tensor parallelism builds tp index 0 only") {
+  const TransformerModel m = tiny(1);
+  const HardwareProfile hw = load_hardware("h100-sxm");
+  StepPlan p = plan_of(2, 2, 2, 2, 4);
+  const Program folded = build_training_step(m, p, hw);
+  p.fold_tp = false;
+  p.fold_dp = false;
+  const Program full = build_training_step(m, p, hw);
+  CHECK(folded.world_size() == 16);
+  CHECK(full.world_size() == 16);
+  std::map<int, int> folded_ops, full_ops;
+  for (const Op& op : folded.ops) ++folded_ops[op.rank];
+  for (const Op& op : full.ops) ++full_ops[op.rank];
+  // Built: tp index 0 (even ranks) of dp index 0 (rank / (tp x cp) even): cp 2 x pp 2 = 4 ranks,
+  // each with exactly the ops of the same rank unfolded.
+  CHECK(folded_ops.size() == 4);
+  CHECK(full_ops.size() == 16);
+  for (const auto& [rank, n] : folded_ops) {
+    CAPTURE(rank);
+    CHECK(rank % 2 == 0);
+    CHECK((rank / 4) % 2 == 0);
+    CHECK(n == full_ops[rank]);
+  }
+  // Every TP collective: a one-member "tp" group, with a fixed time (the full group's).
+  int tp_collectives = 0;
+  for (const Op& op : folded.ops) {
+    const auto* c = std::get_if<CollectiveCall>(&op.body);
+    if (c == nullptr || folded.groups[static_cast<std::size_t>(c->group)].dim != "tp") continue;
+    ++tp_collectives;
+    CHECK(folded.groups[static_cast<std::size_t>(c->group)].ranks == std::vector<int>{op.rank});
+    CHECK(op.fixed_ns > 0);
+  }
+  CHECK(tp_collectives > 0);
+  // gpus_per_node neither a multiple nor a divisor of tp: TP ranks could sit differently, so the
+  // builder does not fold TP.
+  CHECK(folds_tp(plan_of(2, 1, 1, 1, 1), 8));
+  CHECK(folds_tp(plan_of(4, 1, 1, 1, 1), 2));
+  CHECK_FALSE(folds_tp(plan_of(2, 1, 1, 1, 1), 3));
+  CHECK_FALSE(folds_tp(plan_of(1, 1, 1, 1, 1), 8));
+}
+
+TEST_CASE("training step: folded tensor parallelism gives the unfolded step time") {
+  // TP ranks run identical programs in lockstep: each TP collective's rendezvous is simultaneous
+  // and takes its analytical time, which the folded one-member collective is given as a fixed
+  // time; CP, PP and DP traffic between the tp index 0 ranks is unchanged. Times must be equal to
+  // the nanosecond, with and without DP folding, for every schedule, SP, distributed optimizer.
+  for (int tp : {2, 4}) {
+    const TransformerModel m = tiny_tp4(4);
+    for (int gpn : {4, 2}) {
+      HardwareProfile hw = load_hardware("h100-sxm");
+      hw.gpus_per_node = gpn;  // 4: tp 2 groups share a node; 2: tp 4 spans two nodes
+      for (int cp : {1, 2}) {
+        for (int pp : {1, 2}) {
+          for (auto s : {PipelineSchedule::one_f_one_b, PipelineSchedule::gpipe,
+                         PipelineSchedule::interleaved, PipelineSchedule::zb_h1,
+                         PipelineSchedule::zb_v, PipelineSchedule::dualpipev}) {
+            if (pp == 1 && s != PipelineSchedule::one_f_one_b) continue;
+            for (bool sp : {true, false}) {
+              for (bool dist : {false, true}) {
+                CAPTURE(tp);
+                CAPTURE(gpn);
+                CAPTURE(cp);
+                CAPTURE(pp);
+                CAPTURE(to_string(s));
+                CAPTURE(sp);
+                CAPTURE(dist);
+                StepPlan p = plan_of(tp, pp, cp, 2, 8);  // m = 4
+                p.schedule = s;
+                p.vp = s == PipelineSchedule::interleaved ? 2 : 1;
+                p.sequence_parallel = sp;
+                p.distributed_optimizer = dist;
+                p.dp_buckets = 2;
+                p.recompute = sp ? Recompute::selective : Recompute::full;
+                const Nanos both = step_time(m, p, hw);
+                p.fold_dp = false;
+                const Nanos tp_only = step_time(m, p, hw);
+                p.fold_tp = false;
+                const Nanos unfolded = step_time(m, p, hw);
+                CHECK(both == unfolded);
+                CHECK(tp_only == unfolded);
+                CHECK(unfolded > 0);
+              }
+            }
+          }
+        }
+      }
     }
   }
 }
