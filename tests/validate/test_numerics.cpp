@@ -105,7 +105,7 @@ TEST_CASE("ring attention numerics: forward only, backward only from given out/l
   INFO(describe(r));
   CHECK(r.pass);
   CHECK(r.tensors[0].max_rel_error > 1e-5);  // bf16 rounding is visible: not a float copy
-  c.dtype = DType::fp64;  // fp64 accumulators too: every tensor within 1e-9
+  c.dtype = DType::fp64;                     // fp64 accumulators too: every tensor within 1e-9
   r = run_and_check(Workload{c});
   INFO(describe(r));
   CHECK(r.pass);
