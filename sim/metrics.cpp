@@ -6,32 +6,11 @@
 #include <utility>
 
 #include "sim/error.hpp"
+#include "sim/intervals.hpp"
 #include "sim/network_analytical.hpp"
 
 namespace meshsim {
 namespace {
-
-using Interval = std::pair<Nanos, Nanos>;
-
-std::vector<Interval> merge(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
-  for (const auto& iv : v) {
-    if (iv.second <= iv.first) continue;
-    if (!out.empty() && iv.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, iv.second);
-    } else {
-      out.push_back(iv);
-    }
-  }
-  return out;
-}
-
-Nanos length(const std::vector<Interval>& merged) {
-  Nanos total = 0;
-  for (const auto& iv : merged) total += iv.second - iv.first;
-  return total;
-}
 
 std::string category_of(const Op& op) {
   if (const auto* k = std::get_if<KernelCall>(&op.body)) return std::string(to_string(k->kind));
@@ -139,13 +118,13 @@ RunMetrics compute_metrics(const Program& program, const CommPlan& plan, const T
   for (std::size_t r = 0; r < world; ++r) {
     auto& rm = m.ranks[r];
     rm.rank = static_cast<int>(r);
-    const auto k = merge(compute[r]);
-    const auto c = merge(comm[r]);
+    const auto k = merge_intervals(compute[r]);
+    const auto c = merge_intervals(comm[r]);
     std::vector<Interval> all = k;
     all.insert(all.end(), c.begin(), c.end());
-    const Nanos busy = length(merge(std::move(all)));
-    rm.compute = length(k);
-    rm.comm = length(c);
+    const Nanos busy = total_length(merge_intervals(std::move(all)));
+    rm.compute = total_length(k);
+    rm.comm = total_length(c);
     rm.exposed_comm = busy - rm.compute;
     rm.idle = m.makespan - busy;
     rm.attn_pairs = any_fwd ? fwd_pairs[r] : bwd_pairs[r];

@@ -13,6 +13,7 @@
 #include "schedules/model_catalog.hpp"
 #include "schedules/training_step.hpp"
 #include "sim/error.hpp"
+#include "sim/intervals.hpp"
 #include "sim/time.hpp"
 #include "tools/commands.hpp"
 #include "tools/output_file.hpp"
@@ -22,45 +23,6 @@ namespace meshsim {
 namespace {
 
 inline constexpr int kStepSchemaVersion = 1;
-
-using Interval = std::pair<Nanos, Nanos>;
-
-std::vector<Interval> merged(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
-  for (const auto& iv : v) {
-    if (iv.second <= iv.first) continue;
-    if (!out.empty() && iv.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, iv.second);
-    } else {
-      out.push_back(iv);
-    }
-  }
-  return out;
-}
-
-Nanos length(const std::vector<Interval>& v) {
-  Nanos n = 0;
-  for (const auto& iv : v) n += iv.second - iv.first;
-  return n;
-}
-
-// Parts of `a` (merged) not covered by `b` (merged).
-std::vector<Interval> minus(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-  std::vector<Interval> out;
-  std::size_t j = 0;
-  for (auto [s, e] : a) {
-    while (j < b.size() && b[j].second <= s) ++j;
-    std::size_t k = j;
-    while (s < e && k < b.size() && b[k].first < e) {
-      if (b[k].first > s) out.emplace_back(s, b[k].first);
-      s = std::max(s, b[k].second);
-      ++k;
-    }
-    if (s < e) out.emplace_back(s, e);
-  }
-  return out;
-}
 
 // Where a rank's time goes, averaged over the ranks that run ops: compute, the communication of
 // each family (tp, cp, pp, dp: from its rendezvous to its end) not hidden behind compute (each
@@ -99,21 +61,21 @@ Breakdown time_breakdown(const SimulationResult& r) {
   for (std::size_t r2 = 0; r2 < world; ++r2) {
     if (!active[r2]) continue;
     ++ranks;
-    std::vector<Interval> covered = merged(iv[r2][0]);
+    std::vector<Interval> covered = merge_intervals(iv[r2][0]);
     std::array<double, 5> part{};
-    part[0] = ns_to_seconds(length(covered));
+    part[0] = ns_to_seconds(total_length(covered));
     for (std::size_t f = 1; f < 5; ++f) {
-      const auto exposed = minus(merged(iv[r2][f]), covered);
-      part[f] = ns_to_seconds(length(exposed));
+      const auto exposed = subtract_intervals(merge_intervals(iv[r2][f]), covered);
+      part[f] = ns_to_seconds(total_length(exposed));
       covered.insert(covered.end(), exposed.begin(), exposed.end());
-      covered = merged(std::move(covered));
+      covered = merge_intervals(std::move(covered));
     }
     b.compute += part[0];
     b.tp += part[1];
     b.cp += part[2];
     b.pp += part[3];
     b.dp += part[4];
-    b.bubble += ns_to_seconds(r.metrics.makespan - length(covered));
+    b.bubble += ns_to_seconds(r.metrics.makespan - total_length(covered));
   }
   if (ranks > 0) {
     const double n = ranks;

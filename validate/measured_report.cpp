@@ -1,5 +1,7 @@
 #include "validate/measured_report.hpp"
 
+#include "sim/intervals.hpp"
+
 #include <algorithm>
 #include <utility>
 
@@ -12,48 +14,12 @@
 namespace meshsim {
 namespace {
 
-using Interval = std::pair<Nanos, Nanos>;
-
-std::vector<Interval> merged(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
-  for (const auto& iv : v) {
-    if (!out.empty() && iv.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, iv.second);
-    } else {
-      out.push_back(iv);
-    }
-  }
-  return out;
-}
-
-Nanos length(const std::vector<Interval>& v) {
-  Nanos t = 0;
-  for (const auto& iv : v) t += iv.second - iv.first;
-  return t;
-}
-
-// Length of a \ b for merged interval lists.
-Nanos not_covered(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-  Nanos total = 0;
-  std::size_t j = 0;
-  for (const auto& [s, e] : a) {
-    Nanos at = s;
-    while (j < b.size() && b[j].second <= at) ++j;
-    for (std::size_t k = j; k < b.size() && b[k].first < e; ++k) {
-      if (b[k].first > at) total += b[k].first - at;
-      at = std::max(at, b[k].second);
-    }
-    if (at < e) total += e - at;
-  }
-  return total;
-}
-
 double ms(Nanos ns) {
   return static_cast<double>(ns) * 1e-6;
 }
 
 }  // namespace
+
 
 std::vector<MeasuredRankStats> measured_rank_stats(const Program& program,
                                                    const Timeline& timeline) {
@@ -68,15 +34,15 @@ std::vector<MeasuredRankStats> measured_rank_stats(const Program& program,
     out[r].end = std::max(out[r].end, t.end);
   }
   for (std::size_t r = 0; r < world; ++r) {
-    const auto c = merged(compute[r]);
-    const auto m = merged(comm[r]);
+    const auto c = merge_intervals(compute[r]);
+    const auto m = merge_intervals(comm[r]);
     std::vector<Interval> both = c;
     both.insert(both.end(), m.begin(), m.end());
     out[r].rank = static_cast<int>(r);
-    out[r].compute = length(c);
-    out[r].comm = length(m);
-    out[r].exposed_comm = not_covered(m, c);
-    out[r].idle = timeline.makespan - length(merged(both));
+    out[r].compute = total_length(c);
+    out[r].comm = total_length(m);
+    out[r].exposed_comm = total_length(subtract_intervals(m, c));
+    out[r].idle = timeline.makespan - total_length(merge_intervals(both));
   }
   return out;
 }
