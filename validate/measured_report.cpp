@@ -20,7 +20,6 @@ double ms(Nanos ns) {
 
 }  // namespace
 
-
 std::vector<MeasuredRankStats> measured_rank_stats(const Program& program,
                                                    const Timeline& timeline) {
   const auto world = static_cast<std::size_t>(program.world_size());
