@@ -20,6 +20,7 @@ int run_tp_linear_command(std::span<const std::string> args, const CommandContex
 int run_collective_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_simulate_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_sweep_command(std::span<const std::string> args, const CommandContext& ctx);
+int run_calibrate_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_validate_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_report_command(std::span<const std::string> args, const CommandContext& ctx);
 

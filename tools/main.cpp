@@ -34,6 +34,8 @@ constexpr SubCommand kCommands[] = {
     {"simulate", "simulate a saved schedule graph (Program JSON)", meshsim::run_simulate_command},
     {"validate", "run a workload's schedule graph for real under MPI and measure it",
      meshsim::run_validate_command},
+    {"calibrate", "fit a hardware profile to microbenchmarks run for real under MPI",
+     meshsim::run_calibrate_command},
     {"report", "render sweep results (sweep --out FILE.json) as one HTML page",
      meshsim::run_report_command},
 };

@@ -31,6 +31,12 @@ MpiSession::MpiSession() {
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+  int local = 1;
+  MPI_CHECK(MPI_Comm_size(node, &local));
+  MPI_CHECK(MPI_Comm_free(&node));
+  MPI_CHECK(MPI_Allreduce(&local, &ranks_per_node_, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
 }
 
 MpiSession::~MpiSession() {

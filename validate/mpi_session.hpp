@@ -20,6 +20,8 @@ class MpiSession {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // The most ranks any node (shared-memory domain) holds.
+  int ranks_per_node() const { return ranks_per_node_; }
   bool thread_multiple() const { return thread_multiple_; }
   std::string thread_level() const;  // "MPI_THREAD_MULTIPLE", ...
   std::string library_version() const;
@@ -37,6 +39,7 @@ class MpiSession {
  private:
   int rank_ = 0;
   int size_ = 1;
+  int ranks_per_node_ = 1;
   int provided_ = 0;
   bool thread_multiple_ = false;
   bool initialized_here_ = false;

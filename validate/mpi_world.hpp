@@ -11,6 +11,7 @@ class MpiWorld final : public RunWorld {
 
   int rank() const override { return session_.rank(); }
   int size() const override { return session_.size(); }
+  int ranks_per_node() const override { return session_.ranks_per_node(); }
   std::string describe() const override;
   void barrier() override { session_.barrier(); }
   std::vector<std::vector<std::int64_t>> gather(const std::vector<std::int64_t>& mine) override {

@@ -26,6 +26,8 @@ class RunWorld {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // The most ranks one node holds (ranks sharing memory).
+  virtual int ranks_per_node() const = 0;
   virtual std::string describe() const = 0;  // "cpu+mpi (Open MPI v4.1.4, MPI_THREAD_MULTIPLE)"
   virtual void barrier() = 0;
   // Rank 0 gets every rank's data in rank order; the others get an empty vector.

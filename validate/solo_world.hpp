@@ -12,6 +12,7 @@ class SoloWorld final : public RunWorld {
  public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
+  int ranks_per_node() const override { return 1; }
   std::string describe() const override { return "cpu (one process, no MPI)"; }
   void barrier() override {}
   std::vector<std::vector<std::int64_t>> gather(const std::vector<std::int64_t>& mine) override {

@@ -34,6 +34,7 @@ class ThreadWorld final : public RunWorld {
   ThreadWorld(ThreadWorldShared& shared, int rank) : s_(shared), rank_(rank) {}
   int rank() const override { return rank_; }
   int size() const override { return s_.size; }
+  int ranks_per_node() const override { return s_.size; }
   std::string describe() const override { return "threads"; }
   void barrier() override { s_.barrier.arrive_and_wait(); }
   bool can_unwind() const override { return true; }

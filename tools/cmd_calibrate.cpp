@@ -1,0 +1,160 @@
+// meshsim calibrate: run the calibration microbenchmarks on the backend (one process per rank
+// under MPI), fit a hardware profile to them and write it, with the raw measurements beside it
+// (design §5, validate/calibration.hpp). The simulator takes the profile unchanged
+// (--hardware profile.json).
+#include <chrono>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "sim/error.hpp"
+#include "sim/hardware_profile.hpp"
+#include "tools/cli_args.hpp"
+#include "tools/commands.hpp"
+#include "tools/output_file.hpp"
+#include "validate/calibration.hpp"
+#include "validate/launch_env.hpp"
+#include "validate/mpi_world.hpp"
+#include "validate/solo_world.hpp"
+#include "validate/validate_driver.hpp"
+
+namespace meshsim {
+namespace {
+
+std::vector<OptionSpec> calibrate_options() {
+  return {
+      {"--backend", "cpu|cuda", "where the microbenchmarks run [cpu]"},
+      {"--out", "FILE",
+       "the fitted profile (hardware JSON); the raw measurements go to FILE's stem + "
+       ".measurements.json (required)"},
+      {"--quick", "", "a small grid (seconds instead of minutes): smoke tests, not a real fit"},
+      {"--dtype", "bf16|fp16|fp32|fp64", "dtype of the compute grid [bf16]"},
+      {"--runs", "N", "timed repetitions per point after one warm-up, median (>= 5) [5]"},
+      {"--base", "NAME|FILE",
+       "profile supplying what the run cannot measure (a link class never crossed) [h100-sxm]"},
+      {"--name", "NAME", "name of the fitted profile [cpu-calibrated]"},
+      {"--timeout", "SECONDS",
+       "abort the job when no op is dispatched or completed for this long; 0: never [300]"},
+      {"--json", "", "print the fit report as JSON instead of text"},
+  };
+}
+
+// The measurements file beside the profile: profile.json -> profile.measurements.json.
+std::string measurements_path(const std::string& out) {
+  std::filesystem::path p(out);
+  return (p.parent_path() / (p.stem().string() + ".measurements.json")).string();
+}
+
+double physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+}
+
+struct Request {
+  CalibrateRequest calibrate;
+  std::string out;
+  bool json = false;
+};
+
+Request parse_request(const Args& args) {
+  Request r;
+  const std::string backend = args.get_choice("--backend", "cpu", {"cpu", "cuda"});
+  if (backend == "cuda") {
+    throw InputError(
+        "--backend cuda: calibration on GPUs is not available in this build; use --backend cpu");
+  }
+  r.out = args.get("--out", "");
+  if (r.out.empty()) throw InputError("calibrate: --out FILE is required (the fitted profile)");
+  r.calibrate.options.quick = args.has("--quick");
+  r.calibrate.options.dtype =
+      *parse_dtype(args.get_choice("--dtype", "bf16", {"bf16", "fp16", "fp32", "fp64"}));
+  r.calibrate.options.runs = static_cast<int>(args.get_int("--runs", 5, 5, 1000));
+  r.calibrate.base = load_hardware(args.get("--base", "h100-sxm"));
+  r.calibrate.name = args.get("--name", "cpu-calibrated");
+  if (r.calibrate.name.empty()) throw InputError("--name: expected a non-empty profile name");
+  r.calibrate.stall_timeout = std::chrono::milliseconds(
+      static_cast<std::int64_t>(args.get_number("--timeout", 300, 1e7) * 1000.0));
+  r.json = args.has("--json");
+  return r;
+}
+
+}  // namespace
+
+int run_calibrate_command(std::span<const std::string> argv, const CommandContext& ctx) {
+  const auto started = std::chrono::steady_clock::now();
+  const LaunchEnv env = detect_launch_env();
+  std::optional<Args> parsed;
+  Request req;
+  try {
+    parsed.emplace("calibrate", calibrate_options(), argv);
+    if (parsed->help_requested()) {
+      if (env.rank == 0) {
+        ctx.out << parsed->help_text(
+            "Run microbenchmarks on the backend — GEMMs over a grid of shapes, attention blocks "
+            "forward and backward, memory-bound kernels, p2p ping-pong, each collective over "
+            "sizes and group sizes, compute under communication — and fit the hardware profile "
+            "the simulator uses (efficiency tables, alpha/beta per link class, interference). "
+            "One process per rank: run it under mpirun; alone it measures compute only.",
+            "mpirun -np 2 meshsim calibrate --out cpu.json");
+      }
+      return 0;
+    }
+    req = parse_request(*parsed);
+  } catch (const InputError& e) {
+    if (env.rank == 0) ctx.err << "meshsim: error: " << e.what() << "\n";
+    return 2;
+  }
+  std::unique_ptr<RunWorld> world;
+  if (env.under_launcher) {
+    world = std::make_unique<MpiWorld>();
+  } else {
+    world = std::make_unique<SoloWorld>();
+  }
+  const double memory = physical_memory_bytes();
+  req.calibrate.memory_bytes = memory / static_cast<double>(world->ranks_per_node());
+  CalibrationResult result;
+  try {
+    result = run_calibration(*world, req.calibrate);
+  } catch (const SetupError& e) {
+    if (e.report()) ctx.err << "meshsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const ExecutionError& e) {
+    ctx.err << "meshsim: error: " << e.what() << "\n";
+    return 1;
+  }
+  if (!result.root) return 0;
+  OutputFiles files;
+  const nlohmann::json profile = to_json(result.fit.profile);
+  files.stage(req.out, profile.dump(2) + "\n", "--out");
+  const std::string raw = measurements_path(req.out);
+  files.stage(raw, calibration_measurements_json(result, req.calibrate).dump(1) + "\n", "--out");
+  files.commit();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (req.json) {
+    nlohmann::ordered_json j;
+    j["profile"] = req.out;
+    j["measurements"] = raw;
+    j["method"] = calibration_method(result, req.calibrate);
+    j["wall_s"] = wall;
+    j["fit"] = fit_report_json(result.fit);
+    ctx.out << j.dump(2) << "\n";
+    return 0;
+  }
+  ctx.out << fmt::format("calibrated on {}: {}\n", world->describe(),
+                         calibration_method(result, req.calibrate))
+          << fit_report_text(result.fit)
+          << fmt::format("profile written to {} (use it with --hardware {})\n", req.out, req.out)
+          << fmt::format("raw measurements written to {}\n", raw)
+          << fmt::format("calibration took {:.1f} s\n", wall);
+  return 0;
+}
+
+}  // namespace meshsim
