@@ -14,6 +14,7 @@
 
 #include "sim/error.hpp"
 #include "sim/kernel_call.hpp"
+#include "sim/program.hpp"
 
 namespace meshsim {
 
@@ -77,9 +78,10 @@ constexpr std::string_view kTopFields[] = {"schema_version",
                                            "comm_interference",
                                            "network"};
 constexpr std::string_view kNetworkFields[] = {
-    "nvlink_bus_gbps",        "nvls_bus_gbps",   "nic_gbps",
-    "nics_per_node",          "base_latency_us", "nvlink_step_latency_us",
-    "network_step_latency_us"};
+    "nvlink_bus_gbps",         "nvls_bus_gbps",   "nic_gbps",
+    "nics_per_node",           "base_latency_us", "nvlink_step_latency_us",
+    "network_step_latency_us", "calibrated"};
+constexpr std::string_view kLinkFigureFields[] = {"base_latency_us", "step_latency_us", "bw_gbps"};
 constexpr DType kDTypes[] = {DType::bf16, DType::fp16, DType::fp32, DType::fp64};
 
 // Keys and values quoted in messages: control characters replaced, long text cut, so that an
@@ -296,6 +298,28 @@ HardwareProfile parse_profile(const json& j, const Reader& r, std::string_view o
         r.number(v, "network.", "nvlink_step_latency_us", Need::non_negative, kUnitMicro);
     n.network_step_latency =
         r.number(v, "network.", "network_step_latency_us", Need::non_negative, kUnitMicro);
+    if (v.contains("calibrated")) {
+      const json& c = v["calibrated"];
+      constexpr std::string_view cwhat = "an object of \"<op>.<nvlink|network>\" figures";
+      if (!c.is_object()) r.expected("network.calibrated", cwhat, c);
+      for (const auto& [key, f] : c.items()) {
+        const std::string prefix = fmt::format("network.calibrated.{}.", key);
+        const auto dot = key.rfind('.');
+        const std::string op = dot == std::string::npos ? key : key.substr(0, dot);
+        const std::string link = dot == std::string::npos ? "" : key.substr(dot + 1);
+        if ((op != "p2p" && !parse_collective_kind(op)) ||
+            (link != "nvlink" && link != "network")) {
+          r.fail("network.calibrated." + key,
+                 "unknown key (expected <op>.<nvlink|network>, op p2p or a collective kind)");
+        }
+        if (!f.is_object()) r.expected(prefix.substr(0, prefix.size() - 1), "an object", f);
+        r.reject_unknown(f, prefix, kLinkFigureFields);
+        n.calibrated[key] =
+            LinkFigures{r.number(f, prefix, "base_latency_us", Need::non_negative, kUnitMicro),
+                        r.number(f, prefix, "step_latency_us", Need::non_negative, kUnitMicro),
+                        r.number(f, prefix, "bw_gbps", Need::positive, kUnitGiga)};
+      }
+    }
   }
   return hw;
 }
@@ -318,6 +342,22 @@ json to_json(const HardwareProfile& hw) {
   json compute = json::object();
   for (const auto& [kind, table] : hw.compute_efficiency) compute[kind] = table_to_json(table);
   const auto& n = hw.network;
+  json network = {{"nvlink_bus_gbps", to_human(n.nvlink_bus_bw, kUnitGiga)},
+                  {"nvls_bus_gbps", to_human(n.nvls_bus_bw, kUnitGiga)},
+                  {"nic_gbps", to_human(n.nic_bw, kUnitGiga)},
+                  {"nics_per_node", n.nics_per_node},
+                  {"base_latency_us", to_human(n.base_latency, kUnitMicro)},
+                  {"nvlink_step_latency_us", to_human(n.nvlink_step_latency, kUnitMicro)},
+                  {"network_step_latency_us", to_human(n.network_step_latency, kUnitMicro)}};
+  if (!n.calibrated.empty()) {
+    json c = json::object();
+    for (const auto& [key, f] : n.calibrated) {
+      c[key] = {{"base_latency_us", to_human(f.base_latency, kUnitMicro)},
+                {"step_latency_us", to_human(f.step_latency, kUnitMicro)},
+                {"bw_gbps", to_human(f.bw, kUnitGiga)}};
+    }
+    network["calibrated"] = std::move(c);
+  }
   return json{
       {"schema_version", kHardwareSchemaVersion},
       {"name", hw.name},
@@ -329,14 +369,7 @@ json to_json(const HardwareProfile& hw) {
       {"compute_efficiency", std::move(compute)},
       {"memory_efficiency", table_to_json(hw.memory_efficiency)},
       {"comm_interference", hw.comm_interference},
-      {"network",
-       {{"nvlink_bus_gbps", to_human(n.nvlink_bus_bw, kUnitGiga)},
-        {"nvls_bus_gbps", to_human(n.nvls_bus_bw, kUnitGiga)},
-        {"nic_gbps", to_human(n.nic_bw, kUnitGiga)},
-        {"nics_per_node", n.nics_per_node},
-        {"base_latency_us", to_human(n.base_latency, kUnitMicro)},
-        {"nvlink_step_latency_us", to_human(n.nvlink_step_latency, kUnitMicro)},
-        {"network_step_latency_us", to_human(n.network_step_latency, kUnitMicro)}}},
+      {"network", std::move(network)},
   };
 }
 

@@ -26,6 +26,17 @@ struct EfficiencyPoint {
 using EfficiencyTable = std::vector<EfficiencyPoint>;
 double interpolate_efficiency(const EfficiencyTable& table, double size);
 
+// Measured figures of one communication operation on one link class (a calibrated profile): they
+// replace the profile's base latency, that class's per-step latency and its bandwidth (NVLink:
+// the bus bandwidth; network: the per-NIC bandwidth) when the analytical model costs that
+// operation there.
+struct LinkFigures {
+  double base_latency = 0;  // s
+  double step_latency = 0;  // s
+  double bw = 0;            // bytes/s
+  bool operator==(const LinkFigures&) const = default;
+};
+
 struct NetworkProfile {
   double nvlink_bus_bw = 0;  // bytes/s NCCL reaches inside a node (bus bandwidth)
   double nvls_bus_bw = 0;    // bytes/s with NVLink SHARP for intra-node all-reduce; 0 = absent
@@ -34,6 +45,9 @@ struct NetworkProfile {
   double base_latency = 0;          // s, per collective or p2p call
   double nvlink_step_latency = 0;   // s, per algorithm step over NVLink
   double network_step_latency = 0;  // s, per algorithm step across nodes
+  // Per "<operation>.<link class>" ("p2p.nvlink", "all_reduce.network", ...): calibrated figures
+  // of that operation (empty in the built-in profiles).
+  std::map<std::string, LinkFigures> calibrated;
   bool operator==(const NetworkProfile&) const = default;
 };
 
@@ -61,7 +75,9 @@ struct HardwareProfile {
 //   efficiencies in (0, 1]),
 //   "network": {"nvlink_bus_gbps", "nvls_bus_gbps" (0 = none), "nic_gbps" (GB/s, not Gb/s),
 //               "nics_per_node", "base_latency_us", "nvlink_step_latency_us",
-//               "network_step_latency_us"}.
+//               "network_step_latency_us", optional "calibrated": {"<op>.<nvlink|network>":
+//               {"base_latency_us", "step_latency_us", "bw_gbps"}} with op p2p or a collective
+//               kind}.
 nlohmann::json to_json(const HardwareProfile& profile);
 // Throws InputError naming the field ("network.nic_gbps: expected a positive number").
 HardwareProfile hardware_from_json(const nlohmann::json& j, std::string_view origin);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -65,7 +66,38 @@ GroupPlacement placement_of(const Mesh& mesh, const std::vector<int>& ranks) {
   return GroupPlacement{static_cast<int>(ranks.size()), static_cast<int>(per_node.size()), fewest};
 }
 
+namespace {
+
+// The profile as it applies to operation `op` on `link`: its calibrated figures for that pair
+// replace the base latency, the class's step latency and its bandwidth; nullopt when it has none.
+std::optional<NetworkProfile> calibrated_for(const NetworkProfile& net, std::string_view op,
+                                             LinkClass link) {
+  if (net.calibrated.empty()) return std::nullopt;
+  const auto it = net.calibrated.find(fmt::format("{}.{}", op, to_string(link)));
+  if (it == net.calibrated.end()) return std::nullopt;
+  NetworkProfile eff;
+  eff.nvlink_bus_bw = net.nvlink_bus_bw;
+  eff.nic_bw = net.nic_bw;
+  eff.nics_per_node = net.nics_per_node;
+  eff.nvlink_step_latency = net.nvlink_step_latency;
+  eff.network_step_latency = net.network_step_latency;
+  eff.base_latency = it->second.base_latency;
+  if (link == LinkClass::nvlink) {
+    eff.nvlink_step_latency = it->second.step_latency;
+    eff.nvlink_bus_bw = it->second.bw;
+  } else {
+    eff.network_step_latency = it->second.step_latency;
+    eff.nic_bw = it->second.bw;
+  }
+  return eff;  // no NVLS figure: the measurement is what the operation reached
+}
+
+}  // namespace
+
 CommCost p2p_cost(const NetworkProfile& net, bool same_node, std::int64_t bytes) {
+  if (auto eff = calibrated_for(net, "p2p", same_node ? LinkClass::nvlink : LinkClass::network)) {
+    return p2p_cost(*eff, same_node, bytes);
+  }
   MESHSIM_CHECK(bytes >= 0, fmt::format("p2p transfer of {} bytes", bytes));
   CommCost c;
   c.link = same_node ? LinkClass::nvlink : LinkClass::network;
@@ -82,6 +114,9 @@ CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
   const int n = placement.ranks;
   if (n <= 1) return c;  // a group of one rank moves nothing
   c.link = placement.nodes > 1 ? LinkClass::network : LinkClass::nvlink;
+  if (auto eff = calibrated_for(net, to_string(kind), c.link)) {
+    return collective_cost(*eff, kind, placement, bytes, algo);
+  }
   const double nd = static_cast<double>(n);
   const double m = static_cast<double>(bytes);
   const bool tree = algo == CollectiveAlgo::tree && kind == CollectiveKind::all_reduce;

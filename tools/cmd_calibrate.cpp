@@ -10,8 +10,8 @@
 #include <ostream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "sim/error.hpp"
 #include "sim/hardware_profile.hpp"
@@ -72,6 +72,12 @@ Request parse_request(const Args& args) {
   }
   r.out = args.get("--out", "");
   if (r.out.empty()) throw InputError("calibrate: --out FILE is required (the fitted profile)");
+  // Checked before the run, so that minutes of measuring are not lost to a typo.
+  const auto folder = std::filesystem::path(r.out).parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder)) {
+    throw InputError(
+        fmt::format("--out {}: cannot write the file (no folder '{}')", r.out, folder.string()));
+  }
   r.calibrate.options.quick = args.has("--quick");
   r.calibrate.options.dtype =
       *parse_dtype(args.get_choice("--dtype", "bf16", {"bf16", "fp16", "fp32", "fp64"}));

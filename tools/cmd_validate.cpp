@@ -29,6 +29,7 @@
 #include "validate/mpi_world.hpp"
 #include "validate/npy_writer.hpp"
 #include "validate/numerics.hpp"
+#include "validate/shape_kernels.hpp"
 #include "validate/solo_world.hpp"
 #include "validate/timing_comparison.hpp"
 #include "validate/validate_driver.hpp"
@@ -73,6 +74,9 @@ std::vector<OptionSpec> validate_options() {
       {"--compare", "",
        "also simulate the Program with --hardware's profile and report predicted vs measured "
        "per op and end to end; with --trace, both timelines in one trace"},
+      {"--runs", "N",
+       "timed runs; N > 1 adds a warm-up run first and reports the run with the median step "
+       "time [5 with --compare, else 1]"},
       {"--no-check", "", "skip the numerics check against the float64 reference"},
       {"--inject-fault", "attention-mask|lse-merge|gemm-scale",
        "testing: make one kernel compute a wrong result (the numerics must then FAIL)"},
@@ -109,6 +113,7 @@ std::string usage() {
       "thread per\nstream, the same readiness rules as the simulator; report the measured "
       "timeline.\n\nworkloads:\n";
   for (const auto& w : kWorkloads) out += fmt::format("  {}\n", w.name);
+  out += "  suite            (the fixed configurations, predicted vs measured)\n";
   out += "\nrun 'meshsim validate <workload> --help' for its flags.\n";
   return out;
 }
@@ -156,6 +161,7 @@ struct Request {
   bool json = false;
   bool check = true;
   bool compare = false;
+  int runs = 1;
   InjectedFault fault = InjectedFault::none;
   std::chrono::milliseconds timeout{300000};
 };
@@ -177,6 +183,7 @@ Request parse_request(const WorkloadCommand& w, const Args& args) {
   r.json = args.has("--json");
   r.check = !args.has("--no-check");
   r.compare = args.has("--compare");
+  r.runs = static_cast<int>(args.get_int("--runs", r.compare ? 5 : 1, 1, 1000));
   r.fault = *parse_injected_fault(args.get_choice(
       "--inject-fault", "none", {"none", "attention-mask", "lse-merge", "gemm-scale"}));
   r.timeout = std::chrono::milliseconds(
@@ -233,6 +240,10 @@ int emit(const Request& req, const Program& program, const CommPlan& plan,
   info.command_line = ctx.command_line;
   info.backend = backend;
   info.kernels = "cpu (kernels/cpu, OpenBLAS 1 thread per call)";
+  if (req.runs > 1) {
+    info.kernels +=
+        fmt::format("; the run with the median step time of {} after a warm-up", req.runs);
+  }
   if (req.fault != InjectedFault::none) {
     info.kernels += fmt::format(", injected fault {}", to_string(req.fault));
   }
@@ -287,14 +298,15 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
     if (env.rank == 0) (argv.empty() ? ctx.err : ctx.out) << usage();
     return argv.empty() ? 2 : 0;
   }
+  if (argv[0] == "suite") return run_validate_suite_command(argv.subspan(1), ctx);
   const WorkloadCommand* w = nullptr;
   for (const auto& c : kWorkloads) {
     if (argv[0] == c.name) w = &c;
   }
   if (w == nullptr) {
     return bad_input(fmt::format(
-        "validate: unknown workload '{}' (expected ring-attention, tp-linear, pipeline or "
-        "program)",
+        "validate: unknown workload '{}' (expected ring-attention, tp-linear, pipeline, "
+        "program or suite)",
         argv[0]));
   }
   std::vector<OptionSpec> specs = w->options();
@@ -353,7 +365,8 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
   options.stall_timeout = req.timeout;
   options.gather_tensors = !req.dump_dir.empty() || (req.check && req.workload);
   options.make_kernels = [&](TensorStore& store) -> std::unique_ptr<KernelRunner> {
-    return std::make_unique<CpuKernelRunner>(store, req.fault);
+    // Calls without tensor slots (a training step's Program) run on scratch operands.
+    return std::make_unique<ShapeKernelRunner>(std::make_unique<CpuKernelRunner>(store, req.fault));
   };
   options.report_failure = [&](const std::string& what) {
     ctx.err << fmt::format("meshsim: error: rank {}: {}\n", world->rank(), what);
@@ -361,9 +374,19 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
   };
   ValidateResult result;
   try {
-    result =
-        run_validation(program, plan, req.workload ? tensor_layout(*req.workload) : TensorLayout{},
-                       *world, options);
+    const TensorLayout layout = req.workload ? tensor_layout(*req.workload) : TensorLayout{};
+    // With several runs: a warm-up, then the runs; rank 0 keeps the one with the median step time
+    // (every rank takes part in every run).
+    std::vector<ValidateResult> timed;
+    for (int run = 0; run <= req.runs; ++run) {
+      if (run == 0 && req.runs == 1) continue;
+      ValidateResult r = run_validation(program, plan, layout, *world, options);
+      if (run > 0) timed.push_back(std::move(r));
+    }
+    std::sort(timed.begin(), timed.end(), [](const ValidateResult& a, const ValidateResult& b) {
+      return a.timeline.makespan < b.timeline.makespan;
+    });
+    result = std::move(timed[timed.size() / 2]);
   } catch (const SetupError& e) {
     if (e.report()) ctx.err << "meshsim: error: " << e.what() << "\n";
     return 2;

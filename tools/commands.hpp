@@ -21,6 +21,7 @@ int run_collective_command(std::span<const std::string> args, const CommandConte
 int run_simulate_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_sweep_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_calibrate_command(std::span<const std::string> args, const CommandContext& ctx);
+int run_validate_suite_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_validate_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_report_command(std::span<const std::string> args, const CommandContext& ctx);
 

@@ -138,11 +138,10 @@ CalibrationProgram p2p_program(const CalibrationOptions& o) {
         const int z = a + 1;
         const std::string name = fmt::format("{} #{}", point.name, rep);
         // a -> z, then z -> a: rank a's send and receive are one repetition's round trip.
-        const OpId ping = b.add(a, s, name + " ping", OpLabels{},
-                                P2PCall{{Transfer{z, bytes, 2 * tag, -1}}, {}});
+        const OpId ping =
+            b.add(a, s, name + " ping", OpLabels{}, P2PCall{{Transfer{z, bytes, 2 * tag, -1}}, {}});
         b.add(z, s, name + " ping", OpLabels{}, P2PCall{{}, {Transfer{a, bytes, 2 * tag, -1}}});
-        b.add(z, s, name + " pong", OpLabels{},
-              P2PCall{{Transfer{a, bytes, 2 * tag + 1, -1}}, {}});
+        b.add(z, s, name + " pong", OpLabels{}, P2PCall{{Transfer{a, bytes, 2 * tag + 1, -1}}, {}});
         const OpId pong = b.add(a, s, name + " pong", OpLabels{},
                                 P2PCall{{}, {Transfer{z, bytes, 2 * tag + 1, -1}}});
         point.ops.push_back(ping);
@@ -172,12 +171,12 @@ CalibrationProgram collective_program(const CalibrationOptions& o) {
                                 CollectiveKind::reduce_scatter, CollectiveKind::all_to_all}) {
       for (auto bytes : comm_sizes(o.quick)) {
         // Every group runs the point at once; the ops of group j's ranks name group j.
-        BenchPoint point{fmt::format("{} g{} {} B", to_string(kind), g, bytes),
-                         BenchCategory::collective,
-                         CollectiveCall{kind, groups[0], bytes, DType::fp32, 0, -1, -1,
-                                        CollectiveAlgo::automatic},
-                         g,
-                         {}};
+        BenchPoint point{
+            fmt::format("{} g{} {} B", to_string(kind), g, bytes),
+            BenchCategory::collective,
+            CollectiveCall{kind, groups[0], bytes, o.dtype, 0, -1, -1, CollectiveAlgo::automatic},
+            g,
+            {}};
         for (int rep = 0; rep <= o.runs; ++rep) {
           for (int r = 0; r < o.world_size; ++r) {
             CollectiveCall call = std::get<CollectiveCall>(point.body);
@@ -208,11 +207,11 @@ CalibrationProgram interference_program(const CalibrationOptions& o) {
     for (int i = 0; i < pairs_end; ++i) r.push_back(i);
     return r;
   }();
-  const KernelCall gemm = gemm_call(o.dtype, kInterferenceGemm, kInterferenceGemm,
-                                    kInterferenceGemm);
+  const KernelCall gemm =
+      gemm_call(o.dtype, kInterferenceGemm, kInterferenceGemm, kInterferenceGemm);
   const std::string dt(to_string(o.dtype));
-  BenchPoint alone{fmt::format("gemm {} m512 n512 k512 alone", dt), BenchCategory::interference,
-                   gemm, 1, {}};
+  BenchPoint alone{
+      fmt::format("gemm {} m512 n512 k512 alone", dt), BenchCategory::interference, gemm, 1, {}};
   std::vector<OpId> last_alone(static_cast<std::size_t>(o.world_size), -1);
   for (int rep = 0; rep <= o.runs; ++rep) {
     for (int r : ranks) {
@@ -224,7 +223,10 @@ CalibrationProgram interference_program(const CalibrationOptions& o) {
   // Under communication: each rank exchanges 16 MiB with its partner, back to back, while its
   // compute stream runs the GEMMs (started once the alone runs are over).
   BenchPoint under{fmt::format("gemm {} m512 n512 k512 under comm", dt),
-                   BenchCategory::interference, gemm, 1, {}};
+                   BenchCategory::interference,
+                   gemm,
+                   1,
+                   {}};
   constexpr std::int64_t kExchangeBytes = std::int64_t{1} << 24;
   const int exchanges = 12 * (o.runs + 1);
   for (int r : ranks) {
@@ -232,9 +234,10 @@ CalibrationProgram interference_program(const CalibrationOptions& o) {
     for (int x = 0; x < exchanges; ++x) {
       std::vector<OpId> deps;
       if (x == 0) deps.push_back(last_alone[static_cast<std::size_t>(r)]);
-      b.add(r, comm, fmt::format("exchange #{}", x), OpLabels{},
-            P2PCall{{Transfer{peer, kExchangeBytes, x, -1}}, {Transfer{peer, kExchangeBytes, x, -1}}},
-            deps);
+      b.add(
+          r, comm, fmt::format("exchange #{}", x), OpLabels{},
+          P2PCall{{Transfer{peer, kExchangeBytes, x, -1}}, {Transfer{peer, kExchangeBytes, x, -1}}},
+          deps);
     }
   }
   for (int rep = 0; rep <= o.runs; ++rep) {

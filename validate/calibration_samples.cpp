@@ -59,8 +59,8 @@ std::vector<double> collective_times(const Program& p, const BenchPoint& point,
     for (int first = 0; first < world; first += g) {
       Nanos start = 0, end = 0;
       for (int r = first; r < first + g; ++r) {
-        const auto& t = timing(tl, point.ops[rep * static_cast<std::size_t>(world) +
-                                             static_cast<std::size_t>(r)]);
+        const auto& t = timing(
+            tl, point.ops[rep * static_cast<std::size_t>(world) + static_cast<std::size_t>(r)]);
         start = std::max(start, t.start);
         end = std::max(end, t.end);
       }
@@ -138,7 +138,7 @@ void add_measurements(const CalibrationProgram& cp, const Timeline& tl, Calibrat
         break;
       case BenchCategory::interference:
         times.seconds = point.name.ends_with("alone") ? compute_times(p, point, tl)
-                                                       : under_comm_times(p, point, tl);
+                                                      : under_comm_times(p, point, tl);
         break;
     }
     times.median_s = median(times.seconds);

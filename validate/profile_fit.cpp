@@ -101,7 +101,8 @@ void fit_compute(const CalibrationSamples& s, ProfileFit& fit) {
       auto& slot = peak[static_cast<std::size_t>(c.call.dtype)];
       slot = std::max(slot, kernel_flops(c.call) / c.seconds);
     }
-    if (c.call.kind == KernelKind::copy) copy_bw = std::max(copy_bw, kernel_bytes(c.call) / c.seconds);
+    if (c.call.kind == KernelKind::copy)
+      copy_bw = std::max(copy_bw, kernel_bytes(c.call) / c.seconds);
   }
   for (std::size_t d = 0; d < peak.size(); ++d) {
     if (peak[d] > 0) {
@@ -179,6 +180,24 @@ void fit_links(const CalibrationSamples& s, ProfileFit& fit) {
       net.nic_bw = lf.bus_bw;
     }
     fit.links.push_back(lf);
+  }
+  // Each operation on each link class also gets its own figures (MPI's or NCCL's algorithms differ
+  // per collective; a reduction pays for its arithmetic): the simulator uses them for that
+  // operation, the pooled fit above for operations never measured.
+  std::map<std::string, std::pair<std::vector<std::array<double, 3>>, std::vector<double>>> per_op;
+  for (const auto& c : s.comm) {
+    const LinkCoefficients k = link_coefficients(c, net.nics_per_node);
+    const std::string op = std::holds_alternative<P2PCall>(c.body)
+                               ? "p2p"
+                               : std::string(to_string(std::get<CollectiveCall>(c.body).kind));
+    auto& [rows, t] = per_op[fmt::format("{}.{}", op, to_string(k.link))];
+    rows.push_back({k.base, k.steps, k.bus_bytes});
+    t.push_back(c.seconds);
+  }
+  net.calibrated.clear();
+  for (const auto& [key, data] : per_op) {
+    const auto x = fit_nonnegative_relative(data.first, data.second);
+    net.calibrated[key] = LinkFigures{x[0], x[1], x[2] > 0 ? 1.0 / x[2] : kHuge};
   }
   for (const auto& c : s.comm) {
     double predicted = 0;
@@ -311,6 +330,10 @@ std::string fit_report_text(const ProfileFit& fit) {
     out += fmt::format("  efficiency {:<17} {} points, {:.3g}..{:.3g}\n", kind, table.size(),
                        table.empty() ? 0.0 : table.front().efficiency,
                        table.empty() ? 0.0 : table.back().efficiency);
+  }
+  for (const auto& [key, f] : p.network.calibrated) {
+    out += fmt::format("  {:<24} base {:.3g} us + {:.3g} us per step, {:.4g} GB/s\n", key,
+                       f.base_latency * 1e6, f.step_latency * 1e6, f.bw / 1e9);
   }
   for (const auto& l : fit.links) {
     out += fmt::format(

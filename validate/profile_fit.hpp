@@ -78,10 +78,10 @@ struct LinkFit {
 
 struct ProfileFit {
   HardwareProfile profile;
-  std::vector<LinkFit> links;                 // the classes that had samples
-  std::vector<SampleResidual> compute;        // kernel time predicted by the fitted profile
-  std::vector<SampleResidual> comm;           // p2p and collective times predicted
-  std::vector<std::string> notes;             // what was kept from the base profile, and why
+  std::vector<LinkFit> links;           // the classes that had samples
+  std::vector<SampleResidual> compute;  // kernel time predicted by the fitted profile
+  std::vector<SampleResidual> comm;     // p2p and collective times predicted
+  std::vector<std::string> notes;       // what was kept from the base profile, and why
 };
 
 // `base` supplies everything the samples do not determine; name and gpus_per_node are the

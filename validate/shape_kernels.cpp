@@ -95,8 +95,8 @@ void run_linear_bwd(const KernelCall& call) {
   const auto dy = mat(2, call.dtype, g.m, g.n);
   if (has_activation(call.fn)) {
     const auto pre = mat(5, call.dtype, g.m, g.n);
-    kc::activation_backward(activation_of(call.fn), kernels::as_vector(pre),
-                            kernels::as_vector(dy), kernels::as_vector(dy));
+    kc::activation_backward(activation_of(call.fn), kernels::as_vector(pre), kernels::as_vector(dy),
+                            kernels::as_vector(dy));
   }
   kc::linear_backward(mat(0, call.dtype, g.m, g.k), mat(1, call.dtype, g.k, g.n), dy,
                       mat(3, call.dtype, g.m, g.k), mat(4, call.dtype, g.k, g.n),
@@ -156,9 +156,9 @@ void run_attention(const KernelCall& call) {
   }
   const auto& s = std::get<AttentionShape>(call.shape);
   auto like = [&](std::size_t i, const kernels::HeadsView& h) {
-    return kernels::heads_view(scratch().get(i, bytes_of(DType::fp32, s.batch * h.tokens *
-                                                                          h.heads * s.head_dim)),
-                               kernels::ScalarType::fp32, s.batch, h.tokens, h.heads, s.head_dim);
+    return kernels::heads_view(
+        scratch().get(i, bytes_of(DType::fp32, s.batch * h.tokens * h.heads * s.head_dim)),
+        kernels::ScalarType::fp32, s.batch, h.tokens, h.heads, s.head_dim);
   };
   kc::attention_backward(o.block, o.q, o.k, o.v, o.out, like(5, o.out), o.lse, like(6, o.q),
                          like(7, o.k), like(8, o.v), kc::Store::accumulate);
@@ -168,9 +168,9 @@ void run_lse_merge(const KernelCall& call) {
   const auto& s = std::get<AttentionShape>(call.shape);
   const std::int64_t tq = range_tokens(s.q);
   auto heads = [&](std::size_t i) {
-    return kernels::heads_view(scratch().get(i, bytes_of(DType::fp32, s.batch * tq * s.heads_q *
-                                                                          s.head_dim)),
-                               kernels::ScalarType::fp32, s.batch, tq, s.heads_q, s.head_dim);
+    return kernels::heads_view(
+        scratch().get(i, bytes_of(DType::fp32, s.batch * tq * s.heads_q * s.head_dim)),
+        kernels::ScalarType::fp32, s.batch, tq, s.heads_q, s.head_dim);
   };
   auto lse = [&](std::size_t i) {
     return kernels::lse_view(scratch().get(i, bytes_of(DType::fp32, s.batch * s.heads_q * tq)),
@@ -211,10 +211,10 @@ void run_vector(const KernelCall& call) {
       return;
     case KernelKind::optimizer_update:
       // Adam on fp32 moments and master weights beside the parameter shard.
-      kc::adam_update(kc::AdamConfig{}, 1, vec(0, d, n), vec(1, d, n), vec(2, DType::fp32, n),
-                      vec(3, DType::fp32, n), d == DType::fp32 || d == DType::fp64
-                                                  ? kernels::VectorView{}
-                                                  : vec(4, DType::fp32, n));
+      kc::adam_update(
+          kc::AdamConfig{}, 1, vec(0, d, n), vec(1, d, n), vec(2, DType::fp32, n),
+          vec(3, DType::fp32, n),
+          d == DType::fp32 || d == DType::fp64 ? kernels::VectorView{} : vec(4, DType::fp32, n));
       return;
     default:
       MESHSIM_CHECK(false, fmt::format("{} is not a vector kernel", to_string(call.kind)));
@@ -263,9 +263,9 @@ void ShapeKernelRunner::run(const Op& op, const KernelCall& call) {
     run_kernel_on_scratch(call);
     return;
   }
-  MESHSIM_CHECK(slots_ != nullptr,
-                fmt::format("op '{}' names tensor slots but this runner has only scratch operands",
-                            op.name));
+  MESHSIM_CHECK(
+      slots_ != nullptr,
+      fmt::format("op '{}' names tensor slots but this runner has only scratch operands", op.name));
   slots_->run(op, call);
 }
 

@@ -139,6 +139,20 @@ TEST_CASE("hardware profile: JSON round trip is exact for every built-in") {
   CHECK(back.network.base_latency == doctest::Approx(hw.network.base_latency));
 }
 
+TEST_CASE("hardware profile: calibrated per-operation link figures round-trip") {
+  auto hw = h100();
+  hw.network.calibrated["all_reduce.nvlink"] = meshsim::LinkFigures{1.5e-6, 0.25e-6, 6e9};
+  hw.network.calibrated["p2p.network"] = meshsim::LinkFigures{4e-6, 0, 12e9};
+  const json j = meshsim::to_json(hw);
+  CHECK(j.at("network").at("calibrated").at("all_reduce.nvlink").at("bw_gbps") == 6.0);
+  const auto back = meshsim::hardware_from_json(json::parse(j.dump()), "rt");
+  CHECK(back.network.calibrated.size() == 2);
+  CHECK(back.network.calibrated.at("all_reduce.nvlink").base_latency == doctest::Approx(1.5e-6));
+  CHECK(back.network.calibrated.at("p2p.network").bw == doctest::Approx(12e9));
+  // Built-ins have none, and their JSON has no "calibrated" key.
+  CHECK_FALSE(meshsim::to_json(h100()).at("network").contains("calibrated"));
+}
+
 TEST_CASE("hardware profile: malformed fields name the field and what was expected") {
   const json base = meshsim::to_json(h100());
   REQUIRE(parse_error(base).empty());
@@ -149,6 +163,20 @@ TEST_CASE("hardware profile: malformed fields name the field and what was expect
     std::string expected;  // a substring of the message
   };
   const std::vector<Case> cases = {
+      {"calibrated unknown op",
+       [](json& j) {
+         j["network"]["calibrated"]["gossip.nvlink"] = {
+             {"base_latency_us", 1}, {"step_latency_us", 0}, {"bw_gbps", 5}};
+       },
+       "field 'network.calibrated.gossip.nvlink': unknown key"},
+      {"calibrated zero bandwidth",
+       [](json& j) {
+         j["network"]["calibrated"]["p2p.nvlink"] = {
+             {"base_latency_us", 1}, {"step_latency_us", 0}, {"bw_gbps", 0}};
+       },
+       "field 'network.calibrated.p2p.nvlink.bw_gbps': expected a positive number"},
+      {"calibrated not an object", [](json& j) { j["network"]["calibrated"] = 3; },
+       "field 'network.calibrated'"},
       {"negative nic", [](json& j) { j["network"]["nic_gbps"] = -48; },
        "field 'network.nic_gbps': expected a positive number"},
       {"zero nic", [](json& j) { j["network"]["nic_gbps"] = 0; },

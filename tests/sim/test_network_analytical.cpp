@@ -207,3 +207,25 @@ TEST_CASE("network: busbw factors and bytes each rank sends") {
   CHECK(meshsim::to_string(LinkClass::nvlink) == "nvlink");
   CHECK(meshsim::to_string(LinkClass::network) == "network");
 }
+
+TEST_CASE("network: calibrated figures replace latency and bandwidth for their operation only") {
+  NetworkProfile n = h100_no_nvls();
+  // all_reduce inside a node: base 2 us, 1 us per step, 10 GB/s.
+  n.calibrated["all_reduce.nvlink"] = meshsim::LinkFigures{2e-6, 1e-6, 10e9};
+  n.calibrated["p2p.nvlink"] = meshsim::LinkFigures{3e-6, 0.5e-6, 20e9};
+  const std::int64_t m = 1 << 20;
+  // Ring all-reduce over 4 GPUs: 2 us + 2(4-1) x 1 us + 2(4-1)/4 x M / 10 GB/s.
+  CHECK(meshsim::collective_cost(n, CollectiveKind::all_reduce, even(4, 1), m).seconds ==
+        doctest::Approx(2e-6 + 6e-6 + 1.5 * static_cast<double>(m) / 10e9));
+  // p2p: 3 us + 1 step x 0.5 us + M / 20 GB/s.
+  CHECK(meshsim::p2p_cost(n, true, m).seconds ==
+        doctest::Approx(3.5e-6 + static_cast<double>(m) / 20e9));
+  // all_gather has no figures of its own: the profile's (8.4 us + 3 x 3.4 us + 3/4 M / 370 GB/s).
+  const NetworkProfile plain = h100_no_nvls();
+  CHECK(meshsim::collective_cost(n, CollectiveKind::all_gather, even(4, 1), m).seconds ==
+        doctest::Approx(
+            meshsim::collective_cost(plain, CollectiveKind::all_gather, even(4, 1), m).seconds));
+  // Across nodes the nvlink figures do not apply.
+  CHECK(meshsim::p2p_cost(n, false, m).seconds ==
+        doctest::Approx(meshsim::p2p_cost(plain, false, m).seconds));
+}

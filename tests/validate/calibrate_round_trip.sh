@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The calibrate -> validate round trip on 2 ranks (label "mpi"):
+#   calibrate_round_trip.sh <meshsim> <mpiexec words...>
+# 1. `meshsim calibrate --quick` writes a profile and its raw measurements;
+# 2. the simulator loads the profile unchanged (--hardware FILE);
+# 3. `validate tp-linear --compare` with it reports both makespans in its JSON;
+# 4. `validate suite --only "tp linear"` with it prints the JSON table with "mape".
+# Fails with what went wrong. Accuracy is not asserted here (a busy CI machine); the figures are
+# measured on a quiet one (README).
+set -euo pipefail
+meshsim=$1
+shift
+mpi=("$@")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/meshsim-cal.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+"${mpi[@]}" -n 2 "$meshsim" calibrate --quick --out cal/profile.json >cal.out 2>&1 && fail "calibrate into a missing folder succeeded"
+grep -q "meshsim: error: --out cal/profile.json: " cal.out || fail "no one-line error for a missing folder: $(cat cal.out)"
+[[ ! -e cal ]] || fail "a failed calibration left files behind"
+
+"${mpi[@]}" -n 2 "$meshsim" calibrate --quick --out profile.json >cal.out 2>&1 || fail "calibrate: $(cat cal.out)"
+grep -q "^fitted profile" cal.out || fail "no fit report: $(cat cal.out)"
+grep -q "residuals comm" cal.out || fail "no comm residuals: $(cat cal.out)"
+[[ -s profile.json && -s profile.measurements.json ]] || fail "profile or measurements missing"
+grep -q '"calibration_schema_version": 1' profile.measurements.json || fail "measurements unversioned"
+grep -q '"schema_version": 1' profile.json || fail "profile unversioned"
+
+"$meshsim" tp-linear --tp 2 --tokens 256 --in 256 --out 512 --hardware profile.json >sim.out 2>&1 ||
+  fail "the simulator rejects the profile: $(cat sim.out)"
+grep -q "hardware cpu-calibrated" sim.out || fail "simulation does not name the profile: $(cat sim.out)"
+
+"${mpi[@]}" -n 2 "$meshsim" validate tp-linear --tp 2 --tokens 256 --in 256 --out 512 --no-check \
+  --hardware profile.json --compare --json >cmp.out 2>&1 || fail "validate --compare: $(cat cmp.out)"
+grep -Eq '"predicted_makespan_s": [0-9.e+-]+' cmp.out || fail "no predicted makespan: $(cat cmp.out)"
+grep -Eq '"measured_makespan_s": [0-9.e+-]+' cmp.out || fail "no measured makespan: $(cat cmp.out)"
+
+"${mpi[@]}" -n 2 "$meshsim" validate suite --hardware profile.json --only "tp linear" --json \
+  >suite.out 2>&1 || fail "validate suite: $(cat suite.out)"
+grep -Eq '"mape": [0-9.e+-]+' suite.out || fail "no mape: $(cat suite.out)"
+grep -c '"predicted_s"' suite.out | grep -qx 2 || fail "expected the 2 TP configurations: $(cat suite.out)"
+echo "round trip ok"

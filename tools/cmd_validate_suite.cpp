@@ -1,0 +1,134 @@
+// meshsim validate suite: the fixed validation configurations (tools/validate_suite.hpp) run for
+// real on every rank and simulated with --hardware; predicted vs measured per configuration and
+// the mean absolute percentage error.
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/comm_plan.hpp"
+#include "sim/error.hpp"
+#include "tools/cli_args.hpp"
+#include "tools/commands.hpp"
+#include "tools/simulation.hpp"
+#include "tools/validate_suite.hpp"
+#include "validate/calibration_samples.hpp"
+#include "validate/cpu_kernel_runner.hpp"
+#include "validate/launch_env.hpp"
+#include "validate/mpi_world.hpp"
+#include "validate/shape_kernels.hpp"
+#include "validate/solo_world.hpp"
+#include "validate/validate_driver.hpp"
+
+namespace meshsim {
+namespace {
+
+std::vector<OptionSpec> suite_options() {
+  return {
+      {"--hardware", "NAME|FILE",
+       "the profile predicting the runs: a calibrated one (meshsim calibrate --out FILE) "
+       "[h100-sxm]"},
+      {"--runs", "N", "timed runs per configuration after one warm-up, median (>= 5) [5]"},
+      {"--only", "TEXT", "run only the configurations whose name contains TEXT"},
+      {"--timeout", "SECONDS",
+       "abort the job when no op is dispatched or completed for this long; 0: never [300]"},
+      {"--json", "", "print one JSON object (with top-level \"mape\", a fraction)"},
+  };
+}
+
+}  // namespace
+
+int run_validate_suite_command(std::span<const std::string> argv, const CommandContext& ctx) {
+  const LaunchEnv env = detect_launch_env();
+  std::optional<Args> parsed;
+  HardwareProfile hw;
+  int runs = 5;
+  std::string only;
+  std::chrono::milliseconds timeout{300000};
+  try {
+    parsed.emplace("validate suite", suite_options(), argv);
+    if (parsed->help_requested()) {
+      if (env.rank == 0) {
+        ctx.out << parsed->help_text(
+            "Run the fixed validation configurations (ring attention ring/zigzag/all-gather, TP "
+            "column/row, pipeline 1f1b/interleaved, a small training step) for real on every "
+            "rank, simulate each with --hardware, and print predicted vs measured makespans and "
+            "the mean absolute percentage error.",
+            "mpirun -np 2 meshsim validate suite --hardware cpu.json");
+      }
+      return 0;
+    }
+    hw = load_hardware(parsed->get("--hardware", "h100-sxm"));
+    runs = static_cast<int>(parsed->get_int("--runs", 5, 5, 1000));
+    only = parsed->get("--only", "");
+    timeout = std::chrono::milliseconds(
+        static_cast<std::int64_t>(parsed->get_number("--timeout", 300, 1e7) * 1000.0));
+    if (!env.under_launcher || env.size < 2) {
+      throw InputError(fmt::format("validate suite runs on 2 or more ranks: {}",
+                                   mpirun_command(2, ctx.command_line)));
+    }
+  } catch (const InputError& e) {
+    if (env.rank == 0) ctx.err << "meshsim: error: " << e.what() << "\n";
+    return 2;
+  }
+  MpiWorld world;
+  SuiteResult result;
+  result.hardware = hw.name;
+  result.ranks = world.size();
+  result.runs = runs;
+  // Ranks sit where they do: the simulated mesh uses the world's ranks per node.
+  HardwareProfile sim_hw = hw;
+  sim_hw.gpus_per_node = world.ranks_per_node();
+  ValidateOptions options;
+  options.stall_timeout = timeout;
+  options.report_failure = [&](const std::string& what) {
+    ctx.err << fmt::format("meshsim: error: rank {}: {}\n", world.rank(), what);
+    ctx.err.flush();
+  };
+  options.make_kernels = [](TensorStore& store) -> std::unique_ptr<KernelRunner> {
+    return std::make_unique<ShapeKernelRunner>(std::make_unique<CpuKernelRunner>(store));
+  };
+  try {
+    for (const auto& config : suite_configs(world.size(), world.ranks_per_node())) {
+      if (!only.empty() && config.name.find(only) == std::string::npos) continue;
+      const Program program = config.build();
+      const CommPlan plan = validate_program(program);
+      const TensorLayout layout = config.layout ? config.layout() : TensorLayout{};
+      SuiteRow row{config.name, config.command, 0, 0, {}};
+      for (int run = 0; run <= runs; ++run) {
+        const ValidateResult r = run_validation(program, plan, layout, world, options);
+        if (r.root && run > 0) row.measured_runs_s.push_back(ns_to_seconds(r.timeline.makespan));
+      }
+      if (world.rank() != 0) continue;
+      row.measured_s = median(row.measured_runs_s);
+      const SimulationResult sim =
+          run_simulation(program, sim_hw, Provenance{ctx.command_line, hw.name, hardware_hash(hw)},
+                         false, std::chrono::steady_clock::now());
+      row.predicted_s = ns_to_seconds(sim.timeline.makespan);
+      if (!parsed->has("--json")) {
+        ctx.out << fmt::format("  {:<34} predicted {:10.3f} ms, measured {:10.3f} ms\n", row.name,
+                               row.predicted_s * 1e3, row.measured_s * 1e3);
+        ctx.out.flush();
+      }
+      result.rows.push_back(std::move(row));
+    }
+  } catch (const SetupError& e) {
+    if (e.report()) ctx.err << "meshsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const ExecutionError& e) {
+    ctx.err << "meshsim: error: " << e.what() << "\n";
+    return 1;
+  }
+  if (world.rank() != 0) return 0;
+  if (parsed->has("--json")) {
+    ctx.out << suite_json(result).dump(2) << "\n";
+  } else {
+    ctx.out << suite_text(result);
+  }
+  return 0;
+}
+
+}  // namespace meshsim
