@@ -9,9 +9,16 @@
 namespace meshsim {
 namespace {
 
-// Efficiency table of a kernel kind: its own, else "default", else none (efficiency 1).
-double compute_efficiency(const HardwareProfile& hw, KernelKind kind, double flops) {
-  auto it = hw.compute_efficiency.find(std::string(to_string(kind)));
+// Efficiency table of a kernel: its kind with its fused function ("gemm.gelu", a calibrated
+// profile's), else its kind's, else "default", else none (efficiency 1).
+double compute_efficiency(const HardwareProfile& hw, const KernelCall& call, double flops) {
+  auto it = hw.compute_efficiency.end();
+  if (call.fn != ElementwiseFn::none && !hw.compute_efficiency.empty()) {
+    it = hw.compute_efficiency.find(efficiency_key(call));
+  }
+  if (it == hw.compute_efficiency.end()) {
+    it = hw.compute_efficiency.find(std::string(to_string(call.kind)));
+  }
   if (it == hw.compute_efficiency.end()) it = hw.compute_efficiency.find("default");
   if (it == hw.compute_efficiency.end()) return 1.0;
   return interpolate_efficiency(it->second, flops);
@@ -33,13 +40,18 @@ DType math_dtype(const KernelCall& call) {
 
 }  // namespace
 
+std::string efficiency_key(const KernelCall& call) {
+  if (call.fn == ElementwiseFn::none) return std::string(to_string(call.kind));
+  return fmt::format("{}.{}", to_string(call.kind), to_string(call.fn));
+}
+
 double compute_seconds(const HardwareProfile& hw, const KernelCall& call) {
   const double flops = kernel_flops(call);
   const double bytes = kernel_bytes(call);
   double math = 0;
   if (flops > 0) {
     const double peak = hw.peak_flops[static_cast<std::size_t>(math_dtype(call))];
-    const double rate = peak * compute_efficiency(hw, call.kind, flops);
+    const double rate = peak * compute_efficiency(hw, call, flops);
     MESHSIM_CHECK(rate > 0, fmt::format("hardware profile '{}' has no {} compute rate", hw.name,
                                         to_string(math_dtype(call))));
     math = flops / rate;

@@ -1,6 +1,8 @@
 #pragma once
 // Roofline compute cost (design §3): launch overhead + max(FLOPs / (peak x efficiency),
 // bytes / (memory bandwidth x efficiency)), efficiencies from the profile's tables.
+#include <string>
+
 #include "sim/hardware_profile.hpp"
 #include "sim/kernel_call.hpp"
 #include "sim/time.hpp"
@@ -8,6 +10,10 @@
 namespace meshsim {
 
 double compute_seconds(const HardwareProfile& hw, const KernelCall& call);
+
+// The efficiency table a call looks up first: "<kind>" or, with a fused function, "<kind>.<fn>"
+// ("gemm.gelu", "linear_bwd.relu"); the kind's own table and "default" are the fall-backs.
+std::string efficiency_key(const KernelCall& call);
 inline Nanos compute_time(const HardwareProfile& hw, const KernelCall& call) {
   return seconds_to_ns(compute_seconds(hw, call));
 }

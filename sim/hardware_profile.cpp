@@ -264,10 +264,17 @@ HardwareProfile parse_profile(const json& j, const Reader& r, std::string_view o
         "an object of efficiency tables by kernel kind, with a \"default\" table";
     const json& v = r.field(j, "compute_efficiency", "compute_efficiency", what);
     if (!v.is_object()) r.expected("compute_efficiency", what, v);
-    std::vector<std::string_view> names;
-    for (int k = 0; k < kKernelKindCount; ++k)
-      names.push_back(to_string(static_cast<KernelKind>(k)));
-    names.push_back("default");
+    // Kinds, and kinds with a fused function ("gemm.gelu"): a calibrated profile's keys.
+    std::vector<std::string> keys;
+    for (int k = 0; k < kKernelKindCount; ++k) {
+      const auto kind = to_string(static_cast<KernelKind>(k));
+      keys.emplace_back(kind);
+      for (int f = 1; f < kElementwiseFnCount; ++f) {
+        keys.push_back(fmt::format("{}.{}", kind, to_string(static_cast<ElementwiseFn>(f))));
+      }
+    }
+    keys.emplace_back("default");
+    const std::vector<std::string_view> names(keys.begin(), keys.end());
     r.reject_unknown(v, "compute_efficiency.", names, "kernel kind");
     if (!v.contains("default")) {
       r.fail("compute_efficiency.default",

@@ -58,7 +58,8 @@ struct HardwareProfile {
   std::array<double, 4> peak_flops{};  // FLOP/s indexed by DType (bf16, fp16, fp32, fp64)
   double memory_bw = 0;                // bytes/s
   double launch_overhead = 0;          // s added to every kernel
-  // Per kernel kind name (see to_string(KernelKind)); "default" applies to kinds not listed.
+  // Per kernel kind name (see to_string(KernelKind)), or "<kind>.<fn>" for a kind with a fused
+  // function (efficiency_key() in sim/compute_model.hpp); "default" applies to kinds not listed.
   std::map<std::string, EfficiencyTable> compute_efficiency;
   EfficiencyTable memory_efficiency;
   double comm_interference = 1.0;  // compute slow-down factor while comm kernels run (>= 1)
@@ -70,10 +71,10 @@ struct HardwareProfile {
 //   "schema_version": 1, "name": "h100-sxm", "gpus_per_node": 8, "memory_gb": 80,
 //   "peak_tflops": {"bf16", "fp16", "fp32", "fp64"} (dense TFLOP/s), "memory_tbps": 3.35,
 //   "launch_overhead_us": 2, "comm_interference": 1.0 (>= 1),
-//   "compute_efficiency": {"<kernel kind>" | "default": [[flops, efficiency], ...]} ("default"
-//   required), "memory_efficiency": [[bytes, efficiency], ...] (sizes strictly increasing,
-//   efficiencies in (0, 1]),
-//   "network": {"nvlink_bus_gbps", "nvls_bus_gbps" (0 = none), "nic_gbps" (GB/s, not Gb/s),
+//   "compute_efficiency": {"<kernel kind>" | "<kernel kind>.<fused fn>" | "default":
+//   [[flops, efficiency], ...]} ("default" required; "gemm.gelu" etc. from calibration),
+//   "memory_efficiency": [[bytes, efficiency], ...] (sizes strictly increasing, efficiencies in (0,
+//   1]), "network": {"nvlink_bus_gbps", "nvls_bus_gbps" (0 = none), "nic_gbps" (GB/s, not Gb/s),
 //               "nics_per_node", "base_latency_us", "nvlink_step_latency_us",
 //               "network_step_latency_us", optional "calibrated": {"<op>.<nvlink|network>":
 //               {"base_latency_us", "step_latency_us", "bw_gbps"}} with op p2p or a collective

@@ -49,6 +49,15 @@ KernelCall gemm_call(DType dtype, std::int64_t m, std::int64_t n, std::int64_t k
   return KernelCall{KernelKind::gemm, dtype, GemmShape{m, n, k}, {}, {}, ElementwiseFn::none};
 }
 
+// The three GEMMs of a linear layer: forward (nn), input gradient (nt) and weight gradient (tn,
+// accumulating), as the builders emit them.
+struct GemmVariant {
+  const char* name;
+  bool trans_a, trans_b, accumulate;
+};
+constexpr GemmVariant kGemmVariants[] = {
+    {"nn", false, false, false}, {"nt", false, true, false}, {"tn", true, false, true}};
+
 KernelCall attention_call(KernelKind kind, DType dtype, std::int64_t tokens, MaskMode mask) {
   // Four query heads sharing two K/V heads, head_dim 64: the ring benchmarks' block shape.
   AttentionShape s{1, 4, 2, 64, mask, {{0, tokens}}, {{0, tokens}}};
@@ -73,10 +82,38 @@ CalibrationProgram compute_program(const CalibrationOptions& o) {
   const std::string dt(to_string(o.dtype));
   const std::vector<std::int64_t> dims =
       o.quick ? std::vector<std::int64_t>{64, 512} : std::vector<std::int64_t>{64, 256, 1024};
-  for (auto m : dims) {
-    for (auto n : dims) {
-      for (auto k : dims) {
-        add(fmt::format("gemm {} m{} n{} k{}", dt, m, n, k), gemm_call(o.dtype, m, n, k));
+  for (const auto& v : kGemmVariants) {
+    if (o.quick && v.trans_a) continue;
+    for (auto m : dims) {
+      for (auto n : dims) {
+        for (auto k : dims) {
+          KernelCall c = gemm_call(o.dtype, m, n, k);
+          auto& g = std::get<GemmShape>(c.shape);
+          g.trans_a = v.trans_a;
+          g.trans_b = v.trans_b;
+          g.accumulate = v.accumulate;
+          add(fmt::format("gemm {} {} m{} n{} k{}", v.name, dt, m, n, k), c);
+        }
+      }
+    }
+  }
+  // Fused activations (forward GEMM with the activation epilogue; the whole linear backward with
+  // its derivative) over the larger shapes.
+  const std::vector<std::int64_t> big =
+      o.quick ? std::vector<std::int64_t>{512} : std::vector<std::int64_t>{256, 1024};
+  for (ElementwiseFn fn : {ElementwiseFn::none, ElementwiseFn::gelu, ElementwiseFn::relu}) {
+    for (auto m : big) {
+      for (auto n : big) {
+        for (auto k : big) {
+          KernelCall bwd = gemm_call(o.dtype, m, n, k);
+          bwd.kind = KernelKind::linear_bwd;
+          bwd.fn = fn;
+          add(fmt::format("linear_bwd {} {} m{} n{} k{}", to_string(fn), dt, m, n, k), bwd);
+          if (fn == ElementwiseFn::none) continue;
+          KernelCall fwd = gemm_call(o.dtype, m, n, k);
+          fwd.fn = fn;
+          add(fmt::format("gemm {} {} m{} n{} k{}", to_string(fn), dt, m, n, k), fwd);
+        }
       }
     }
   }

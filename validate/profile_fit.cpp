@@ -128,7 +128,7 @@ void fit_compute(const CalibrationSamples& s, ProfileFit& fit) {
   for (const auto& c : s.compute) {
     const double flops = kernel_flops(c.call);
     if (flops <= 0) continue;
-    per_kind[std::string(to_string(c.call.kind))].push_back(
+    per_kind[efficiency_key(c.call)].push_back(
         {flops, unit_compute_seconds(p, c.call) / c.seconds});
   }
   if (!per_kind.empty()) {

@@ -110,3 +110,31 @@ TEST_CASE("compute model: attention uses its own table, other kinds fall back to
   CHECK(meshsim::compute_seconds(hw, attention_fwd(8192)) ==
         doctest::Approx(flops / (989e12 * 0.5) + 2e-6));
 }
+
+TEST_CASE(
+    "compute model: a kernel with a fused function uses its own table when the profile has one") {
+  meshsim::HardwareProfile hw = meshsim::load_hardware("h100-sxm");
+  hw.launch_overhead = 0;
+  hw.memory_bw = 1e30;  // memory never binds here
+  hw.compute_efficiency = {
+      {"default", {{1.0, 0.5}}}, {"gemm", {{1.0, 0.8}}}, {"gemm.gelu", {{1.0, 0.4}}}};
+  meshsim::KernelCall c{meshsim::KernelKind::gemm,
+                        meshsim::DType::bf16,
+                        meshsim::GemmShape{1024, 1024, 1024},
+                        {},
+                        {},
+                        meshsim::ElementwiseFn::none};
+  const double peak = hw.peak_flops[0];
+  CHECK(meshsim::efficiency_key(c) == "gemm");
+  // t = FLOPs / (peak x efficiency): 0.8 plain, 0.4 with the GELU epilogue.
+  CHECK(meshsim::compute_seconds(hw, c) ==
+        doctest::Approx(meshsim::kernel_flops(c) / (peak * 0.8)));
+  c.fn = meshsim::ElementwiseFn::gelu;
+  CHECK(meshsim::efficiency_key(c) == "gemm.gelu");
+  CHECK(meshsim::compute_seconds(hw, c) ==
+        doctest::Approx(meshsim::kernel_flops(c) / (peak * 0.4)));
+  // relu has no table: the kind's.
+  c.fn = meshsim::ElementwiseFn::relu;
+  CHECK(meshsim::compute_seconds(hw, c) ==
+        doctest::Approx(meshsim::kernel_flops(c) / (peak * 0.8)));
+}

@@ -30,12 +30,13 @@ TEST_CASE("calibration programs: quick compute grid and repetitions") {
   o.runs = 5;
   const auto cp = calibration_programs(o).at(0);
   REQUIRE(cp.category == BenchCategory::compute);
-  // Quick: 2^3 GEMM shapes + 3 other dtypes' GEMMs + 2 attention kinds x 2 masks x 2 blocks + 2
-  // merges + 5 vector kernels x 2 sizes = 8 + 3 + 8 + 2 + 10 = 31 points.
-  CHECK(cp.points.size() == 31);
+  // Quick: 2^3 GEMM shapes x 2 variants (nn, nt) + fused at m = n = k = 512 (linear_bwd none, gelu,
+  // relu; gemm gelu, relu) + 3 other dtypes' GEMMs + 2 attention kinds x 2 masks x 2 blocks + 2
+  // merges + 5 vector kernels x 2 sizes = 16 + 5 + 3 + 8 + 2 + 10 = 44 points.
+  CHECK(cp.points.size() == 44);
   // Each point: (1 warm-up + 5 runs) x 2 ranks ops.
   for (const auto& p : cp.points) CHECK(p.ops.size() == 12);
-  CHECK(cp.program.ops.size() == 31 * 12);
+  CHECK(cp.program.ops.size() == 44 * 12);
 }
 
 TEST_CASE("calibration programs: collectives for every group size dividing the world") {
