@@ -265,7 +265,7 @@ CalibrationProgram interference_program(const CalibrationOptions& o) {
                    1,
                    {}};
   constexpr std::int64_t kExchangeBytes = std::int64_t{1} << 24;
-  const int exchanges = 12 * (o.runs + 1);
+  const int exchanges = 24 * (o.runs + 1);
   for (int r : ranks) {
     const int peer = r ^ 1;
     for (int x = 0; x < exchanges; ++x) {
@@ -277,7 +277,9 @@ CalibrationProgram interference_program(const CalibrationOptions& o) {
           deps);
     }
   }
-  for (int rep = 0; rep <= o.runs; ++rep) {
+  // Three times the repetitions: whether a GEMM shares its core with a spinning or a copying comm
+  // thread varies, and the factor is their mean.
+  for (int rep = 0; rep <= 3 * o.runs; ++rep) {
     for (int r : ranks) {
       under.ops.push_back(
           b.add(r, compute, fmt::format("{} #{}", under.name, rep), OpLabels{}, gemm));

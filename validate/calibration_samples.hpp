@@ -7,7 +7,7 @@
 //   collective    per repetition and group, latest end - latest start over the group's members
 //                 (the collective runs once the last member joined, as the simulator has it),
 // plus the median gap between back-to-back compute ops of a stream (the launch overhead) and,
-// from the interference Program, the median GEMM that ran entirely while its rank communicated
+// from the interference Program, the mean GEMM that ran entirely while its rank communicated
 // over the median GEMM alone.
 #include <nlohmann/json_fwd.hpp>
 
