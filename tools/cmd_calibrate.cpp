@@ -18,11 +18,9 @@
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
 #include "tools/output_file.hpp"
+#include "tools/run_world_cli.hpp"
 #include "validate/calibration.hpp"
 #include "validate/launch_env.hpp"
-#include "validate/mpi_world.hpp"
-#include "validate/solo_world.hpp"
-#include "validate/validate_driver.hpp"
 
 namespace meshsim {
 namespace {
@@ -39,8 +37,7 @@ std::vector<OptionSpec> calibrate_options() {
       {"--base", "NAME|FILE",
        "profile supplying what the run cannot measure (a link class never crossed) [h100-sxm]"},
       {"--name", "NAME", "name of the fitted profile [cpu-calibrated]"},
-      {"--timeout", "SECONDS",
-       "abort the job when no op is dispatched or completed for this long; 0: never [300]"},
+      timeout_option(),
       {"--json", "", "print the fit report as JSON instead of text"},
   };
 }
@@ -85,8 +82,7 @@ Request parse_request(const Args& args) {
   r.calibrate.base = load_hardware(args.get("--base", "h100-sxm"));
   r.calibrate.name = args.get("--name", "cpu-calibrated");
   if (r.calibrate.name.empty()) throw InputError("--name: expected a non-empty profile name");
-  r.calibrate.stall_timeout = std::chrono::milliseconds(
-      static_cast<std::int64_t>(args.get_number("--timeout", 300, 1e7) * 1000.0));
+  r.calibrate.stall_timeout = parse_timeout(args);
   r.json = args.has("--json");
   return r;
 }
@@ -117,23 +113,13 @@ int run_calibrate_command(std::span<const std::string> argv, const CommandContex
     if (env.rank == 0) ctx.err << "meshsim: error: " << e.what() << "\n";
     return 2;
   }
-  std::unique_ptr<RunWorld> world;
-  if (env.under_launcher) {
-    world = std::make_unique<MpiWorld>();
-  } else {
-    world = std::make_unique<SoloWorld>();
-  }
+  const std::unique_ptr<RunWorld> world = make_run_world(env);
   const double memory = physical_memory_bytes();
   req.calibrate.memory_bytes = memory / static_cast<double>(world->ranks_per_node());
   CalibrationResult result;
-  try {
-    result = run_calibration(*world, req.calibrate);
-  } catch (const SetupError& e) {
-    if (e.report()) ctx.err << "meshsim: error: " << e.what() << "\n";
-    return 2;
-  } catch (const ExecutionError& e) {
-    ctx.err << "meshsim: error: " << e.what() << "\n";
-    return 1;
+  if (auto failed =
+          run_collectively(ctx, [&] { result = run_calibration(*world, req.calibrate); })) {
+    return *failed;
   }
   if (!result.root) return 0;
   OutputFiles files;

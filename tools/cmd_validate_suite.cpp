@@ -13,6 +13,7 @@
 #include "sim/error.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
+#include "tools/run_world_cli.hpp"
 #include "tools/simulation.hpp"
 #include "tools/validate_suite.hpp"
 #include "validate/calibration_samples.hpp"
@@ -33,8 +34,7 @@ std::vector<OptionSpec> suite_options() {
        "[h100-sxm]"},
       {"--runs", "N", "timed runs per configuration after one warm-up, median (>= 5) [5]"},
       {"--only", "TEXT", "run only the configurations whose name contains TEXT"},
-      {"--timeout", "SECONDS",
-       "abort the job when no op is dispatched or completed for this long; 0: never [300]"},
+      timeout_option(),
       {"--json", "", "print one JSON object (with top-level \"mape\", a fraction)"},
   };
 }
@@ -64,8 +64,7 @@ int run_validate_suite_command(std::span<const std::string> argv, const CommandC
     hw = load_hardware(parsed->get("--hardware", "h100-sxm"));
     runs = static_cast<int>(parsed->get_int("--runs", 5, 5, 1000));
     only = parsed->get("--only", "");
-    timeout = std::chrono::milliseconds(
-        static_cast<std::int64_t>(parsed->get_number("--timeout", 300, 1e7) * 1000.0));
+    timeout = parse_timeout(*parsed);
     if (!env.under_launcher || env.size < 2) {
       throw InputError(fmt::format("validate suite runs on 2 or more ranks: {}",
                                    mpirun_command(2, ctx.command_line)));
@@ -91,7 +90,7 @@ int run_validate_suite_command(std::span<const std::string> argv, const CommandC
   options.make_kernels = [](TensorStore& store) -> std::unique_ptr<KernelRunner> {
     return std::make_unique<ShapeKernelRunner>(std::make_unique<CpuKernelRunner>(store));
   };
-  try {
+  const auto run_all = [&] {
     for (const auto& config : suite_configs(world.size(), world.ranks_per_node())) {
       if (!only.empty() && config.name.find(only) == std::string::npos) continue;
       const Program program = config.build();
@@ -115,13 +114,8 @@ int run_validate_suite_command(std::span<const std::string> argv, const CommandC
       }
       result.rows.push_back(std::move(row));
     }
-  } catch (const SetupError& e) {
-    if (e.report()) ctx.err << "meshsim: error: " << e.what() << "\n";
-    return 2;
-  } catch (const ExecutionError& e) {
-    ctx.err << "meshsim: error: " << e.what() << "\n";
-    return 1;
-  }
+  };
+  if (auto failed = run_collectively(ctx, run_all)) return *failed;
   if (world.rank() != 0) return 0;
   if (parsed->has("--json")) {
     ctx.out << suite_json(result).dump(2) << "\n";

@@ -1,0 +1,40 @@
+#include "tools/run_world_cli.hpp"
+
+#include <ostream>
+
+#include "validate/executor.hpp"
+#include "validate/mpi_world.hpp"
+#include "validate/solo_world.hpp"
+#include "validate/validate_driver.hpp"
+
+namespace meshsim {
+
+std::unique_ptr<RunWorld> make_run_world(const LaunchEnv& env) {
+  if (env.under_launcher) return std::make_unique<MpiWorld>();
+  return std::make_unique<SoloWorld>();
+}
+
+OptionSpec timeout_option() {
+  return {"--timeout", "SECONDS",
+          "abort the job when no op is dispatched or completed for this long; 0: never [300]"};
+}
+
+std::chrono::milliseconds parse_timeout(const Args& args) {
+  return std::chrono::milliseconds(
+      static_cast<std::int64_t>(args.get_number("--timeout", 300, 1e7) * 1000.0));
+}
+
+std::optional<int> run_collectively(const CommandContext& ctx, const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const SetupError& e) {
+    if (e.report()) ctx.err << "meshsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const ExecutionError& e) {
+    ctx.err << "meshsim: error: " << e.what() << "\n";
+    return 1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace meshsim
