@@ -1,5 +1,5 @@
 #pragma once
-// The space `meshsim sweep` searches (issue 6): every combination of the given lists of tp, pp,
+// The space `meshsim sweep` searches: every combination of the given lists of tp, pp,
 // cp, vp, microbatch size, pipeline schedule and CP variant on a fixed number of GPUs, with
 // dp = gpus / (tp x pp x cp), kept when it is a valid plan and counted by the rule it breaks
 // otherwise. Rules, in the order they are checked:

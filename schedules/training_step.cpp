@@ -1,10 +1,10 @@
 #include "schedules/training_step.hpp"
 
 #include <algorithm>
-#include <map>
 
 #include <fmt/format.h>
 
+#include "schedules/pipeline_emitter.hpp"
 #include "sim/error.hpp"
 #include "sim/network_analytical.hpp"
 #include "sim/time.hpp"
@@ -42,9 +42,10 @@
 //   head (column parallel: SP all-gather, gemm {T, ceil(V/t), h}) and the vocabulary-parallel loss
 //   (T ceil(V/t)); backward: head dgrad/wgrad with its TP collectives, final norm backward.
 // Pipeline: each pipeline rank runs pipeline_orders() of the schedule; between actions the
-//   combined p2p exchanges of pipeline.cpp (same boundaries, same early receives, same explicit
-//   commits for the schedules that place their own), message bytes mbs x seq/cp x h / (t if SP) x
-//   e. A p2p send waits for the op that produced the activation / input gradient.
+//   combined p2p exchanges of schedules/pipeline_emitter, as build_pipeline (same boundaries, same
+//   early receives, same explicit commits for the schedules that place their own), message bytes
+//   mbs x seq/cp x h / (t if SP) x e. A p2p send waits for the op that produced the activation /
+//   input gradient.
 // Data parallelism: gradients are reduced over the data-parallel x context-parallel group
 //   (Megatron's dp-cp group: CP ranks hold the same weights), dp_buckets buckets per chunk. On
 //   the first pipeline rank each bucket is launched on dp_comm as soon as the last
@@ -119,13 +120,6 @@ PipelineShape step_shape(const StepPlan& p) {
   return s;
 }
 
-struct Message {
-  int peer = 0;  // pipeline index
-  bool gradient = false;
-  int stage = 0;
-  int microbatch = 0;
-};
-
 // What rank r computes at ring step i (design §4.1), as ring_attention.cpp's block().
 struct Block {
   bool computed = false;
@@ -133,7 +127,7 @@ struct Block {
   std::vector<TokenRange> q, k;
 };
 
-class StepBuilder {
+class StepBuilder final : private PipelineEmitHost {
  public:
   StepBuilder(const TransformerModel& model, const StepPlan& plan, const HardwareProfile& hw)
       : m_(model),
@@ -165,10 +159,6 @@ class StepBuilder {
     for (int s = 0; s < stages_; ++s) {
       layer_begin_[static_cast<std::size_t>(s) + 1] =
           layer_begin_[static_cast<std::size_t>(s)] + split_.layers[static_cast<std::size_t>(s)];
-    }
-    rank_of_stage_.assign(static_cast<std::size_t>(stages_), 0);
-    for (int r = 0; r < pp_; ++r) {
-      for (int c = 0; c < v_; ++c) rank_of_stage_[static_cast<std::size_t>(gs(r, c))] = r;
     }
     ring_.cp = plan.cp;
     ring_.seq = seq_;
@@ -202,20 +192,7 @@ class StepBuilder {
   }
 
   Program build() && {
-    const auto orders = pipeline_orders(shape_);
-    // sent_to[src][dst]: messages src sends to dst in src's order (pipeline indices).
-    std::vector<RankPlan> plans;
-    std::vector<std::vector<std::vector<Message>>> sent_to(
-        static_cast<std::size_t>(pp_),
-        std::vector<std::vector<Message>>(static_cast<std::size_t>(pp_)));
-    for (int r = 0; r < pp_; ++r) {
-      plans.push_back(plan_rank(r, orders[static_cast<std::size_t>(r)]));
-      for (const auto& step : plans.back().makes) {
-        for (const Message& msg : step) {
-          sent_to[static_cast<std::size_t>(r)][static_cast<std::size_t>(msg.peer)].push_back(msg);
-        }
-      }
-    }
+    const PipelineEmitter emitter(shape_);
     const Mesh& mesh = builder_.peek().mesh;
     const int replicas = p_.fold_dp ? 1 : p_.dp;
     const int tp_built = fold_tp_ ? 1 : t_;
@@ -224,12 +201,7 @@ class StepBuilder {
         for (int c = 0; c < n_cp_; ++c) {
           for (int t = 0; t < tp_built; ++t) {
             begin_rank(mesh, mesh.rank_of({t, c, d, pr}), pr, c);
-            const auto& actions = orders[static_cast<std::size_t>(pr)];
-            if (has_explicit_comm(actions)) {
-              emit_rank_explicit(actions);
-            } else {
-              emit_rank(plans[static_cast<std::size_t>(pr)], sent_to);
-            }
+            emitter.emit(pr, *this);
             finish_rank();
           }
         }
@@ -302,7 +274,6 @@ class StepBuilder {
   }
 
   int gs(int pr, int chunk) const { return global_stage(shape_, pr, chunk); }
-  int stage_rank(int stage) const { return rank_of_stage_[static_cast<std::size_t>(stage)]; }
   int first_layer(int stage) const { return layer_begin_[static_cast<std::size_t>(stage)]; }
   int layer_count(int stage) const { return split_.layers[static_cast<std::size_t>(stage)]; }
 
@@ -700,7 +671,7 @@ class StepBuilder {
 
   // Emits one compute part; returns the op after which its output (activation or input gradient
   // sent to the neighbour stage) is ready.
-  OpId compute(PipeWork work, int mb, int chunk, std::vector<OpId> deps) {
+  OpId emit_compute(int /*pr*/, PipeWork work, int mb, int chunk, std::vector<OpId> deps) override {
     waits_.insert(waits_.end(), deps.begin(), deps.end());
     const int stage = gs(pr_, chunk);
     const int first = first_layer(stage), count = layer_count(stage);
@@ -774,27 +745,7 @@ class StepBuilder {
     return out;
   }
 
-  // ---- the pipeline exchanges (pipeline.cpp's logic, pipeline indices)
-  // ---------------------------
-  void messages(int pr, PipeWork work, int mb, int chunk, std::vector<Message>& in,
-                std::vector<Message>& out) const {
-    const int s = gs(pr, chunk);
-    if (work == PipeWork::forward) {
-      if (s > 0 && stage_rank(s - 1) != pr) in.push_back({stage_rank(s - 1), false, s, mb});
-      if (s + 1 < stages_ && stage_rank(s + 1) != pr) {
-        out.push_back({stage_rank(s + 1), false, s + 1, mb});
-      }
-    } else if (work == PipeWork::backward || work == PipeWork::input_grad) {
-      if (s + 1 < stages_ && stage_rank(s + 1) != pr)
-        in.push_back({stage_rank(s + 1), true, s, mb});
-      if (s > 0 && stage_rank(s - 1) != pr) out.push_back({stage_rank(s - 1), true, s - 1, mb});
-    }
-  }
-
-  int tag_of(const Message& msg) const {
-    return (msg.microbatch * stages_ + msg.stage) * 2 + (msg.gradient ? 1 : 0);
-  }
-
+  // ---- the pipeline exchanges (schedules/pipeline_emitter; pipeline indices) -------------------
   int mesh_peer(int peer_pp) const { return peer_ranks_[static_cast<std::size_t>(peer_pp)]; }
 
   StreamId peer_stream(int peer) {
@@ -807,203 +758,15 @@ class StepBuilder {
     return builder_.stream(fmt::format("pp_comm {}-{}", std::min(a, b), std::max(a, b)));
   }
 
-  std::vector<OpId> exchange(const std::vector<Message>& sends, const std::vector<Message>& recvs,
-                             OpId after, int boundary, std::vector<OpId>* created = nullptr) {
-    std::vector<int> peers;
-    for (const auto* list : {&sends, &recvs}) {
-      for (const auto& msg : *list) {
-        if (std::find(peers.begin(), peers.end(), msg.peer) == peers.end()) {
-          peers.push_back(msg.peer);
-        }
-      }
-    }
-    std::sort(peers.begin(), peers.end());
-    std::vector<OpId> delivered(recvs.size(), -1);
-    for (int peer : peers) {
-      const int mesh_rank = mesh_peer(peer);
-      P2PCall call;
-      std::string name = "p2p";
-      for (const auto& msg : sends) {
-        if (msg.peer != peer) continue;
-        call.sends.push_back(Transfer{mesh_rank, msg_bytes_, tag_of(msg), -1});
-        name += fmt::format(" send {}{}", msg.gradient ? "grad" : "act", msg.microbatch);
-      }
-      for (const auto& msg : recvs) {
-        if (msg.peer != peer) continue;
-        call.recvs.push_back(Transfer{mesh_rank, msg_bytes_, tag_of(msg), -1});
-        name += fmt::format(" recv {}{}", msg.gradient ? "grad" : "act", msg.microbatch);
-      }
-      const OpId op = builder_.add(rank_, peer_stream(peer), std::move(name),
-                                   OpLabels{Phase::none, -1, -1, boundary, -1}, std::move(call),
-                                   after >= 0 ? std::vector<OpId>{after} : std::vector<OpId>{});
-      if (created != nullptr) created->push_back(op);
-      for (std::size_t i = 0; i < recvs.size(); ++i) {
-        if (recvs[i].peer == peer) delivered[i] = op;
-      }
-    }
-    return delivered;
+  Transfer emit_transfer(int /*pr*/, const PipeMessage& m, int tag, bool /*send*/) const override {
+    return Transfer{mesh_peer(m.peer), msg_bytes_, tag, -1};
   }
 
-  using Part = std::pair<PipeWork, std::pair<int, int>>;
-
-  static std::vector<Part> parts_of(const PipeAction& a) {
-    if (a.work != PipeWork::forward_backward) return {{a.work, {a.microbatch, a.chunk}}};
-    return {{PipeWork::forward, {a.microbatch, a.chunk}},
-            {a.pair_split ? PipeWork::input_grad : PipeWork::backward,
-             {a.pair_microbatch, a.pair_chunk}}};
-  }
-
-  static bool is_backward(PipeWork w) {
-    return w == PipeWork::backward || w == PipeWork::input_grad;
-  }
-
-  std::vector<std::vector<Part>> steps_of(int pr, const std::vector<PipeAction>& actions) const {
-    std::vector<std::vector<Part>> steps;
-    const bool pairs = shape_.schedule == PipelineSchedule::interleaved &&
-                       warmup_forwards(shape_, pr) < shape_.microbatches * v_;
-    bool join = false;
-    for (std::size_t k = 0; k < actions.size(); ++k) {
-      const PipeAction& a = actions[k];
-      if (!join || steps.empty()) steps.emplace_back();
-      for (const auto& part : parts_of(a)) steps.back().push_back(part);
-      const bool next_backward = k + 1 < actions.size() && is_backward(actions[k + 1].work);
-      join = a.work == PipeWork::weight_grad ||
-             (pairs && a.work == PipeWork::forward && next_backward);
-    }
-    return steps;
-  }
-
-  static bool has_explicit_comm(const std::vector<PipeAction>& actions) {
-    return std::any_of(actions.begin(), actions.end(), [](const PipeAction& a) {
-      return a.work == PipeWork::commit || a.work == PipeWork::commit_async;
-    });
-  }
-
-  void emit_rank_explicit(const std::vector<PipeAction>& actions) {
-    std::vector<Message> sends, recvs, in, out;
-    std::vector<OpId> waits;
-    std::map<std::pair<int, int>, OpId> received_by;
-    OpId last_output = -1;
-    int commits = 0;
-    for (const PipeAction& a : actions) {
-      in.clear();
-      out.clear();
-      switch (a.work) {
-        case PipeWork::post_recv_forward:
-        case PipeWork::post_send_forward:
-          messages(pr_, PipeWork::forward, a.microbatch, a.chunk, in, out);
-          break;
-        case PipeWork::post_recv_backward:
-        case PipeWork::post_send_backward:
-          messages(pr_, PipeWork::backward, a.microbatch, a.chunk, in, out);
-          break;
-        default:
-          break;
-      }
-      switch (a.work) {
-        case PipeWork::post_recv_forward:
-        case PipeWork::post_recv_backward:
-          recvs.insert(recvs.end(), in.begin(), in.end());
-          break;
-        case PipeWork::post_send_forward:
-        case PipeWork::post_send_backward:
-          sends.insert(sends.end(), out.begin(), out.end());
-          break;
-        case PipeWork::commit:
-        case PipeWork::commit_async: {
-          std::vector<OpId> created;
-          const auto delivered = exchange(sends, recvs, last_output, commits++, &created);
-          if (a.work == PipeWork::commit) {
-            waits.insert(waits.end(), created.begin(), created.end());
-          } else {
-            for (std::size_t i = 0; i < recvs.size(); ++i) {
-              received_by[{recvs[i].peer, tag_of(recvs[i])}] = delivered[i];
-            }
-          }
-          sends.clear();
-          recvs.clear();
-          break;
-        }
-        default:
-          for (const auto& [work, id] : parts_of(a)) {
-            std::vector<Message> needs, makes;
-            messages(pr_, work, id.first, id.second, needs, makes);
-            for (const Message& msg : needs) {
-              const auto it = received_by.find({msg.peer, tag_of(msg)});
-              if (it != received_by.end() &&
-                  std::find(waits.begin(), waits.end(), it->second) == waits.end()) {
-                waits.push_back(it->second);
-              }
-            }
-            last_output = compute(work, id.first, id.second, std::move(waits));
-            waits.clear();
-          }
-      }
-    }
-    MESHSIM_CHECK(sends.empty() && recvs.empty(), "transfers posted after the last commit");
-  }
-
-  struct RankPlan {
-    std::vector<std::vector<Part>> steps;
-    std::vector<std::vector<Message>> needs;
-    std::vector<std::vector<Message>> makes;
-  };
-
-  RankPlan plan_rank(int pr, const std::vector<PipeAction>& actions) const {
-    RankPlan plan;
-    plan.steps = steps_of(pr, actions);
-    for (const auto& step : plan.steps) {
-      plan.needs.emplace_back();
-      plan.makes.emplace_back();
-      for (const auto& [work, id] : step) {
-        messages(pr, work, id.first, id.second, plan.needs.back(), plan.makes.back());
-      }
-    }
-    return plan;
-  }
-
-  void emit_rank(const RankPlan& plan,
-                 const std::vector<std::vector<std::vector<Message>>>& sent_to) {
-    std::vector<std::size_t> cursor(static_cast<std::size_t>(pp_), 0);
-    std::map<std::pair<int, int>, OpId> received_by;
-    std::vector<Message> pending_sends;
-    OpId last_output = -1;
-    for (std::size_t k = 0; k <= plan.steps.size(); ++k) {
-      std::vector<Message> recvs;
-      if (k < plan.steps.size()) {
-        for (const Message& msg : plan.needs[k]) {
-          if (received_by.count({msg.peer, tag_of(msg)}) != 0) continue;
-          const auto& from_peer =
-              sent_to[static_cast<std::size_t>(msg.peer)][static_cast<std::size_t>(pr_)];
-          auto& at = cursor[static_cast<std::size_t>(msg.peer)];
-          bool found = false;
-          while (!found) {
-            MESHSIM_CHECK(at < from_peer.size(), "a needed message is never sent");
-            Message early = from_peer[at++];
-            early.peer = msg.peer;
-            found = tag_of(early) == tag_of(msg);
-            received_by[{msg.peer, tag_of(early)}] = -1;
-            recvs.push_back(early);
-          }
-        }
-      }
-      const auto delivered = exchange(pending_sends, recvs, last_output, static_cast<int>(k));
-      for (std::size_t i = 0; i < recvs.size(); ++i) {
-        received_by[{recvs[i].peer, tag_of(recvs[i])}] = delivered[i];
-      }
-      if (k == plan.steps.size()) break;
-      pending_sends = plan.makes[k];
-      for (const auto& [work, id] : plan.steps[k]) {
-        std::vector<Message> in, out;
-        messages(pr_, work, id.first, id.second, in, out);
-        std::vector<OpId> deps;
-        for (const Message& msg : in) {
-          const OpId by = received_by.at({msg.peer, tag_of(msg)});
-          if (std::find(deps.begin(), deps.end(), by) == deps.end()) deps.push_back(by);
-        }
-        last_output = compute(work, id.first, id.second, std::move(deps));
-      }
-    }
+  OpId emit_exchange(int /*pr*/, int peer, std::string name, P2PCall call, int boundary,
+                     OpId after) override {
+    return builder_.add(rank_, peer_stream(peer), std::move(name),
+                        OpLabels{Phase::none, -1, -1, boundary, -1}, std::move(call),
+                        after >= 0 ? std::vector<OpId>{after} : std::vector<OpId>{});
   }
 
   const TransformerModel& m_;
@@ -1017,7 +780,7 @@ class StepBuilder {
   StreamId compute_ = 0, tp_comm_ = 0, cp_comm_ = 0, dp_comm_ = 0;
   std::int64_t seq_ = 0, tokens_ = 0, local_tokens_ = 0, e_ = 2, msg_bytes_ = 0;
   std::int64_t layer_params_ = 0, embedding_params_ = 0, head_params_ = 0, vocab_shard_ = 0;
-  std::vector<int> layer_begin_, rank_of_stage_;
+  std::vector<int> layer_begin_;
   RingAttentionConfig ring_;
   // Per-rank state.
   int rank_ = 0, pr_ = 0, cp_index_ = 0, dp_size_ = 1;
@@ -1126,6 +889,11 @@ Program build_training_step(const TransformerModel& model, const StepPlan& plan,
     check_size(model, plan, false);
   }
   return StepBuilder(model, plan, hardware).build();
+}
+
+std::int64_t estimated_step_ops(const TransformerModel& model, const StepPlan& plan,
+                                int gpus_per_node) {
+  return estimated_ops(model, plan, folds_tp(plan, gpus_per_node));
 }
 
 }  // namespace meshsim

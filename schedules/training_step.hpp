@@ -1,5 +1,5 @@
 #pragma once
-// A whole training step as one Program (design §4.4, issue 6): per layer norm, QKV (column
+// A whole training step as one Program (design §4.4): per layer norm, QKV (column
 // parallel), attention (the CP ring over the CP group, heads/t per rank), projection (row
 // parallel), norm, MLP up (column), activation, MLP down (row), with the TP collectives (all-gather
 // / reduce-scatter under sequence parallelism, all-reduce otherwise); embeddings on the first and
@@ -80,5 +80,12 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan);
 
 Program build_training_step(const TransformerModel& model, const StepPlan& plan,
                             const HardwareProfile& hardware);
+
+// The builder's size estimate of the plan's Program: built ranks (tp x pp x cp x dp, less the
+// folded tp and dp) x microbatches x layers per pipeline rank x (40 + 8 cp) ops per layer, an
+// upper bound for the usual plans. The size guard checks it; `meshsim sweep` uses it to keep
+// large plans from being simulated at the same time.
+std::int64_t estimated_step_ops(const TransformerModel& model, const StepPlan& plan,
+                                int gpus_per_node);
 
 }  // namespace meshsim

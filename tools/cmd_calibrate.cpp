@@ -20,6 +20,10 @@
 #include "tools/output_file.hpp"
 #include "tools/run_world_cli.hpp"
 #include "validate/calibration.hpp"
+#include "validate/cuda_availability.hpp"
+#ifdef MESHSIM_HAVE_CUDA
+#include "validate/cuda_calibration.hpp"
+#endif
 #include "validate/launch_env.hpp"
 
 namespace meshsim {
@@ -55,6 +59,7 @@ double physical_memory_bytes() {
 }
 
 struct Request {
+  bool cuda = false;
   CalibrateRequest calibrate;
   std::string out;
   bool json = false;
@@ -64,8 +69,9 @@ Request parse_request(const Args& args) {
   Request r;
   const std::string backend = args.get_choice("--backend", "cpu", {"cpu", "cuda"});
   if (backend == "cuda") {
-    throw InputError(
-        "--backend cuda: calibration on GPUs is not available in this build; use --backend cpu");
+    // No GPU, no driver, or a build without CUDA: one line, before anything runs.
+    if (auto why = cuda_unavailable_message(probe_cuda())) throw InputError(*why);
+    r.cuda = true;
   }
   r.out = args.get("--out", "");
   if (r.out.empty()) throw InputError("calibrate: --out FILE is required (the fitted profile)");
@@ -117,10 +123,24 @@ int run_calibrate_command(std::span<const std::string> argv, const CommandContex
   const double memory = physical_memory_bytes();
   req.calibrate.memory_bytes = memory / static_cast<double>(world->ranks_per_node());
   CalibrationResult result;
-  if (auto failed =
-          run_collectively(ctx, [&] { result = run_calibration(*world, req.calibrate); })) {
-    return *failed;
-  }
+  const auto calibrate = [&] {
+    if (!req.cuda) {
+      result = run_calibration(*world, req.calibrate);
+      return;
+    }
+#ifdef MESHSIM_HAVE_CUDA
+    CalibrationOptions options = req.calibrate.options;
+    options.world_size = world->size();
+    options.ranks_per_node = world->ranks_per_node();
+    CalibrationRun run;
+    run_cuda_calibration(options, run);
+    if (world->rank() == 0) {
+      result =
+          fit_calibration(std::move(run), req.calibrate, world->size(), world->ranks_per_node());
+    }
+#endif
+  };
+  if (auto failed = run_collectively(ctx, calibrate)) return *failed;
   if (!result.root) return 0;
   OutputFiles files;
   const nlohmann::json profile = to_json(result.fit.profile);

@@ -1,4 +1,4 @@
-// meshsim step: one whole training step (issue 6) of a transformer model on a parallel mesh —
+// meshsim step: one whole training step of a transformer model on a parallel mesh —
 // step time, throughput, MFU, memory per pipeline stage (OOM is reported, and still simulated),
 // where the time goes, and optionally the Chrome trace.
 #include <algorithm>

@@ -7,7 +7,10 @@
 #include <chrono>
 #include <ostream>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <type_traits>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -23,9 +26,6 @@
 
 namespace meshsim {
 namespace {
-
-constexpr const char* kDefaultModel = "llama3-70b";
-constexpr int kDefaultGpus = 1024;
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -55,6 +55,21 @@ std::vector<std::int64_t> int_list(const Args& args, std::string_view flag,
 std::vector<int> small_list(const Args& args, std::string_view flag, std::string_view fallback) {
   std::vector<int> out;
   for (std::int64_t v : int_list(args, flag, fallback, 1 << 20)) out.push_back(static_cast<int>(v));
+  return out;
+}
+
+// A default list as its flag's text: "1,2,4,8", "1f1b,interleaved,zb-h1".
+template <class T>
+std::string list_text(const std::vector<T>& values) {
+  std::string out;
+  for (const auto& v : values) {
+    if (!out.empty()) out += ',';
+    if constexpr (std::is_enum_v<T>) {
+      out += to_string(v);
+    } else {
+      out += std::to_string(v);
+    }
+  }
   return out;
 }
 
@@ -166,8 +181,9 @@ int run_sweep_command(std::span<const std::string> argv, const CommandContext& c
     return 0;
   }
   const auto started = std::chrono::steady_clock::now();
-  const HardwareProfile hw = load_hardware(args.get("--hardware", "h100-sxm"));
-  const TransformerModel model = load_model(args.get("--model", kDefaultModel));
+  const HardwareProfile hw = load_hardware(args.get("--hardware", kSweepDefaultHardware));
+  const TransformerModel model = load_model(args.get("--model", kSweepDefaultModel));
+  const PlanLists defaults = default_plan_lists(hw.gpus_per_node);
   PlanLists lists;
   lists.gpus_per_node = hw.gpus_per_node;
   if (args.has("--gpus") && args.has("--nodes")) {
@@ -175,24 +191,24 @@ int run_sweep_command(std::span<const std::string> argv, const CommandContext& c
   }
   lists.gpus = args.has("--nodes")
                    ? static_cast<int>(args.get_int("--nodes", 1, 1, 1 << 17)) * hw.gpus_per_node
-                   : static_cast<int>(args.get_int("--gpus", kDefaultGpus, 1, 1 << 20));
-  lists.tp = small_list(args, "--tp", "1,2,4,8");
-  lists.pp = small_list(args, "--pp", "1,2,4,8,16");
-  lists.cp = small_list(args, "--cp", "1,2,4");
-  lists.vp = small_list(args, "--vp", "1,2");
-  lists.mbs = int_list(args, "--mbs", "1,2", 1 << 16);
-  lists.schedules = enum_list<PipelineSchedule>(args, "--schedule", "1f1b,interleaved,zb-h1",
+                   : static_cast<int>(args.get_int("--gpus", defaults.gpus, 1, 1 << 20));
+  lists.tp = small_list(args, "--tp", list_text(defaults.tp));
+  lists.pp = small_list(args, "--pp", list_text(defaults.pp));
+  lists.cp = small_list(args, "--cp", list_text(defaults.cp));
+  lists.vp = small_list(args, "--vp", list_text(defaults.vp));
+  lists.mbs = int_list(args, "--mbs", list_text(defaults.mbs), 1 << 16);
+  lists.schedules = enum_list<PipelineSchedule>(args, "--schedule", list_text(defaults.schedules),
                                                 parse_pipeline_schedule,
                                                 "gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipev");
-  lists.cp_variants =
-      enum_list<RingVariant>(args, "--cp-variant", "zigzag", parse_ring_variant, "ring, zigzag");
+  lists.cp_variants = enum_list<RingVariant>(args, "--cp-variant", list_text(defaults.cp_variants),
+                                             parse_ring_variant, "ring, zigzag");
   StepPlan& base = lists.base;
-  base.seq = args.get_int("--seq", 8192, 1, std::int64_t{1} << 24);
-  base.global_batch = args.get_int("--gbs", 512, 1, std::int64_t{1} << 24);
-  base.cp_rotation =
-      *parse_kv_rotation(args.get_choice("--cp-rotate", "p2p", {"p2p", "allgather", "alltoall"}));
-  base.recompute =
-      *parse_recompute(args.get_choice("--recompute", "selective", {"none", "selective", "full"}));
+  base.seq = args.get_int("--seq", defaults.base.seq, 1, std::int64_t{1} << 24);
+  base.global_batch = args.get_int("--gbs", defaults.base.global_batch, 1, std::int64_t{1} << 24);
+  base.cp_rotation = *parse_kv_rotation(args.get_choice(
+      "--cp-rotate", to_string(defaults.base.cp_rotation), {"p2p", "allgather", "alltoall"}));
+  base.recompute = *parse_recompute(args.get_choice(
+      "--recompute", to_string(defaults.base.recompute), {"none", "selective", "full"}));
   base.distributed_optimizer = args.has("--distributed-optimizer");
   base.sequence_parallel = !args.has("--no-sequence-parallel");
   const int hardware_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -24,6 +25,10 @@
 #include "traces/chrome_trace_writer.hpp"
 #include "traces/side_by_side_trace.hpp"
 #include "validate/cpu_kernel_runner.hpp"
+#include "validate/cuda_availability.hpp"
+#ifdef MESHSIM_HAVE_CUDA
+#include "validate/cuda_backend.hpp"
+#endif
 #include "validate/launch_env.hpp"
 #include "validate/measured_report.hpp"
 #include "validate/mpi_world.hpp"
@@ -78,6 +83,9 @@ std::vector<OptionSpec> validate_options() {
        "timed runs; N > 1 adds a warm-up run first and reports the run with the median step "
        "time [5 with --compare, else 1]"},
       {"--no-check", "", "skip the numerics check against the float64 reference"},
+      {"--backend", "cpu|cuda",
+       "cpu: a thread per stream, kernels/cpu, MPI; cuda: one GPU per process, CUDA streams, "
+       "kernels/cuda and cuBLAS, NCCL [cpu]"},
       {"--inject-fault", "attention-mask|lse-merge|gemm-scale",
        "testing: make one kernel compute a wrong result (the numerics must then FAIL)"},
   };
@@ -163,6 +171,7 @@ struct Request {
   bool compare = false;
   int runs = 1;
   InjectedFault fault = InjectedFault::none;
+  std::string backend = "cpu";
   std::chrono::milliseconds timeout{300000};
 };
 
@@ -184,6 +193,7 @@ Request parse_request(const WorkloadCommand& w, const Args& args) {
   r.check = !args.has("--no-check");
   r.compare = args.has("--compare");
   r.runs = static_cast<int>(args.get_int("--runs", r.compare ? 5 : 1, 1, 1000));
+  r.backend = args.get_choice("--backend", "cpu", {"cpu", "cuda"});
   r.fault = *parse_injected_fault(args.get_choice(
       "--inject-fault", "none", {"none", "attention-mask", "lse-merge", "gemm-scale"}));
   r.timeout = std::chrono::milliseconds(
@@ -239,7 +249,8 @@ int emit(const Request& req, const Program& program, const CommPlan& plan,
   ValidateRunInfo info;
   info.command_line = ctx.command_line;
   info.backend = backend;
-  info.kernels = "cpu (kernels/cpu, OpenBLAS 1 thread per call)";
+  info.kernels = req.backend == "cuda" ? "cuda (kernels/cuda, cuBLAS)"
+                                       : "cpu (kernels/cpu, OpenBLAS 1 thread per call)";
   if (req.runs > 1) {
     info.kernels +=
         fmt::format("; the run with the median step time of {} after a warm-up", req.runs);
@@ -343,6 +354,10 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
   } catch (const InputError& e) {
     return bad_input(e.what());
   }
+  // --backend cuda without the CUDA backend or without a visible GPU: one line, before MPI starts.
+  if (req.backend == "cuda") {
+    if (const auto why = cuda_unavailable_message(probe_cuda())) return bad_input(*why);
+  }
 
   std::unique_ptr<RunWorld> world;
   if (env.under_launcher) {
@@ -372,6 +387,12 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
     ctx.err << fmt::format("meshsim: error: rank {}: {}\n", world->rank(), what);
     ctx.err.flush();
   };
+  std::function<std::string()> describe_backend = [&] { return world->describe(); };
+#ifdef MESHSIM_HAVE_CUDA
+  if (req.backend == "cuda") {
+    describe_backend = use_cuda_backend(options, program, plan, *world, req.fault);
+  }
+#endif
   ValidateResult result;
   try {
     const TensorLayout layout = req.workload ? tensor_layout(*req.workload) : TensorLayout{};
@@ -395,7 +416,7 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
     return 1;
   }
   if (!result.root) return 0;
-  return emit(req, program, plan, result, world->describe(), ctx, started);
+  return emit(req, program, plan, result, describe_backend(), ctx, started);
 }
 
 }  // namespace meshsim

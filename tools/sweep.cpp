@@ -1,8 +1,10 @@
 #include "tools/sweep.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
 #include <mutex>
 #include <thread>
 
@@ -25,7 +27,45 @@ std::string top_categories(const RunMetrics& m) {
   return out;
 }
 
+// Plans run at the same time may together be this much larger than the largest plan: 1 + 1/4,
+// so while the largest runs the other threads take plans of up to a quarter of its size.
+constexpr std::int64_t kLargestShare = 4;
+
+// What a plan holds in memory while simulated, in ops (Program, timeline and metrics grow with
+// them): the builder's estimate; 0 for an OOM plan (not simulated) or one that is not a plan
+// (evaluate_plan reports it).
+std::int64_t simulation_size(const TransformerModel& model, const StepPlan& plan,
+                             const HardwareProfile& hardware) {
+  try {
+    if (estimate_memory(model, memory_plan(plan), hardware).oom) return 0;
+    return estimated_step_ops(model, plan, hardware.gpus_per_node);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 }  // namespace
+
+PlanLists default_plan_lists(int gpus_per_node) {
+  PlanLists lists;
+  lists.gpus = kSweepDefaultGpus;
+  lists.gpus_per_node = gpus_per_node;
+  lists.tp = {1, 2, 4, 8};
+  lists.pp = {1, 2, 4, 8, 16};
+  lists.cp = {1, 2, 4};
+  lists.vp = {1, 2};
+  lists.mbs = {1, 2};
+  lists.schedules = {PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
+                     PipelineSchedule::zb_h1};
+  lists.cp_variants = {RingVariant::zigzag};
+  lists.base.seq = 8192;
+  lists.base.global_batch = 512;
+  lists.base.cp_rotation = KvRotation::p2p;
+  lists.base.recompute = Recompute::selective;
+  lists.base.distributed_optimizer = false;
+  lists.base.sequence_parallel = true;
+  return lists;
+}
 
 SweepRow evaluate_plan(const TransformerModel& model, const StepPlan& plan,
                        const HardwareProfile& hardware) {
@@ -68,22 +108,63 @@ std::vector<SweepRow> evaluate_plans(
        i += static_cast<std::size_t>(stride)) {
     mine.push_back(i);
   }
-  std::vector<SweepRow> rows(mine.size());
-  std::atomic<std::size_t> next{0};
-  std::size_t done = 0;
+  const std::size_t n = mine.size();
+  // Sizes and order: largest first, ties in plan order.
+  std::vector<std::int64_t> cost(n, 0);
+  std::int64_t largest = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    cost[k] = simulation_size(model, plans[mine[k]], hardware);
+    largest = std::max(largest, cost[k]);
+  }
+  std::vector<std::size_t> order(n);
+  for (std::size_t k = 0; k < n; ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+  const std::int64_t budget = largest + largest / kLargestShare;
+
+  std::vector<SweepRow> rows(n);
+  std::vector<bool> started(n, false);
+  std::size_t first = 0;  // in `order`: every plan before it has started
+  std::size_t done = 0, active = 0;
+  std::int64_t running = 0;  // the sizes of the plans being evaluated
   std::mutex mutex;
+  std::condition_variable changed;
   std::string failure;
-  auto work = [&] {
-    for (std::size_t k = next++; k < mine.size(); k = next++) {
-      try {
-        rows[k] = evaluate_plan(model, plans[mine[k]], hardware);
-      } catch (const std::exception& e) {
-        const std::lock_guard<std::mutex> lock(mutex);
-        if (failure.empty()) failure = e.what();
+  // The next plan to start, or n when every plan has; waits while none fits the budget.
+  auto take = [&](std::unique_lock<std::mutex>& lock) {
+    for (;;) {
+      while (first < n && started[order[first]]) ++first;
+      if (first == n) return n;
+      for (std::size_t i = first; i < n; ++i) {
+        const std::size_t k = order[i];
+        if (started[k] || (active > 0 && running + cost[k] > budget)) continue;
+        started[k] = true;
+        running += cost[k];
+        ++active;
+        return k;
       }
-      const std::lock_guard<std::mutex> lock(mutex);
+      changed.wait(lock);
+    }
+  };
+  auto work = [&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    for (std::size_t k = take(lock); k < n; k = take(lock)) {
+      lock.unlock();
+      SweepRow row;
+      std::string error;
+      try {
+        row = evaluate_plan(model, plans[mine[k]], hardware);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      lock.lock();
+      rows[k] = std::move(row);
+      if (!error.empty() && failure.empty()) failure = error;
+      running -= cost[k];
+      --active;
       ++done;
-      if (progress) progress(done, mine.size());
+      if (progress) progress(done, n);
+      changed.notify_all();
     }
   };
   std::vector<std::thread> threads;

@@ -5,14 +5,26 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "schedules/plan_space.hpp"
 #include "schedules/training_step.hpp"
 #include "sim/hardware_profile.hpp"
 
 namespace meshsim {
+
+// The defaults of `meshsim sweep` (its --help lists them): llama3-70b on 1,024 H100s.
+inline constexpr std::string_view kSweepDefaultModel = "llama3-70b";
+inline constexpr std::string_view kSweepDefaultHardware = "h100-sxm";
+inline constexpr int kSweepDefaultGpus = 1024;
+
+// The default lists on kSweepDefaultGpus GPUs: tp 1,2,4,8 x pp 1,2,4,8,16 x cp 1,2,4 x vp 1,2 x
+// mbs 1,2 x schedules 1f1b, interleaved, zb-h1 x CP variant zigzag; base: seq 8192, global batch
+// 512 sequences, selective recompute, p2p K/V rotation, replicated optimizer, sequence parallel.
+PlanLists default_plan_lists(int gpus_per_node);
 
 struct SweepRow {
   StepPlan plan;
@@ -33,7 +45,11 @@ SweepRow evaluate_plan(const TransformerModel& model, const StepPlan& plan,
                        const HardwareProfile& hardware);
 
 // Every plan of `plans` whose index i satisfies i % stride == offset (an MPI rank's share), on
-// `jobs` threads; progress(done, total) is called from the workers (serialized).
+// `jobs` threads; rows in plan order. Plans start largest first (estimated_step_ops; OOM plans
+// count 0), and a plan starts only while the sizes of the plans running with it add up to at most
+// 1.25 x the largest plan's (or when none runs): the largest simulations, gigabytes each, are not
+// held in memory at the same time. Rows do not depend on the order. progress(done, total) is
+// called from the workers (serialized).
 std::vector<SweepRow> evaluate_plans(
     const TransformerModel& model, const std::vector<StepPlan>& plans,
     const HardwareProfile& hardware, int jobs, int offset = 0, int stride = 1,

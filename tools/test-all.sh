@@ -11,6 +11,12 @@ set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 
+# The dev preset builds the CUDA backend when CMake finds nvcc (MESHSIM_CUDA=AUTO): find the
+# toolkit's usual place when it is not on PATH.
+if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+
 jobs=$(nproc 2>/dev/null || echo 2)
 readonly FORMAT_DIRS=(sim schedules traces tools tests kernels validate)
 

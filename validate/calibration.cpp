@@ -28,11 +28,20 @@ CalibrationResult run_calibration(RunWorld& world, const CalibrateRequest& reque
     if (measured.root) add_measurements(cp, measured.timeline, result.run);
   }
   if (world.rank() != 0) return result;
+  return fit_calibration(std::move(result.run), request, result.world_size, result.ranks_per_node);
+}
+
+CalibrationResult fit_calibration(CalibrationRun run, const CalibrateRequest& request,
+                                  int world_size, int ranks_per_node) {
+  CalibrationResult result;
   result.root = true;
+  result.world_size = world_size;
+  result.ranks_per_node = ranks_per_node;
+  result.run = std::move(run);
   result.fit = fit_profile(request.base, result.run.samples);
   HardwareProfile& p = result.fit.profile;
   p.name = request.name;
-  p.gpus_per_node = result.ranks_per_node;
+  p.gpus_per_node = ranks_per_node;
   if (request.memory_bytes > 0) p.memory_bytes = request.memory_bytes;
   return result;
 }

@@ -34,6 +34,11 @@ struct CalibrationResult {
 
 CalibrationResult run_calibration(RunWorld& world, const CalibrateRequest& request);
 
+// The fit of a finished run (rank 0): the fitted profile, named, with the world's ranks per node
+// as its GPUs per node. Shared by every backend.
+CalibrationResult fit_calibration(CalibrationRun run, const CalibrateRequest& request,
+                                  int world_size, int ranks_per_node);
+
 // What was measured and how, for the report and the measurements file.
 std::string calibration_method(const CalibrationResult& result, const CalibrateRequest& request);
 

@@ -33,18 +33,22 @@ ValidateResult run_validation(const Program& program, const CommPlan& plan,
     throw SetupError(failure, rank == 0 || root_ok);
   }
 
-  std::unique_ptr<CommBackend> comm = world.make_comm(program, plan, setup->comm);
-  ExecutorOptions exec_options;
-  exec_options.stall_timeout = options.stall_timeout;
-  if (!world.can_unwind()) {
-    exec_options.on_failure = [&](const std::string& what) {
-      if (options.report_failure) options.report_failure(what);
-      world.abort(1);
-    };
-  }
-  Executor executor(program, setup->schedule, *kernels, *comm, exec_options);
   ValidateResult result;
-  result.local = executor.run([&] { world.barrier(); });
+  if (options.run_rank) {
+    result.local = options.run_rank(*setup, [&] { world.barrier(); });
+  } else {
+    std::unique_ptr<CommBackend> comm = world.make_comm(program, plan, setup->comm);
+    ExecutorOptions exec_options;
+    exec_options.stall_timeout = options.stall_timeout;
+    if (!world.can_unwind()) {
+      exec_options.on_failure = [&](const std::string& what) {
+        if (options.report_failure) options.report_failure(what);
+        world.abort(1);
+      };
+    }
+    Executor executor(program, setup->schedule, *kernels, *comm, exec_options);
+    result.local = executor.run([&] { world.barrier(); });
+  }
   result.fill = setup->fill;
 
   const auto records = world.gather(encode_rank_run(result.local));

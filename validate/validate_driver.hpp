@@ -18,6 +18,7 @@
 #include "validate/global_tensors.hpp"
 #include "validate/input_fill.hpp"
 #include "validate/kernel_runner.hpp"
+#include "validate/rank_setup.hpp"
 #include "validate/run_world.hpp"
 #include "validate/tensor_layout.hpp"
 #include "validate/tensor_store.hpp"
@@ -33,6 +34,10 @@ struct ValidateOptions {
   // In a world that cannot unwind, called with a one-line description of this rank's failure
   // right before the job is aborted.
   std::function<void(const std::string&)> report_failure;
+  // A device backend's issuer (the CUDA backend): runs this rank's ops on its prepared setup,
+  // calling `align` once (the barrier) right before the timed part, and leaves the results in the
+  // setup's TensorStore. Unset: the host-thread Executor with make_kernels and world.make_comm.
+  std::function<RankRun(RankSetup& setup, const std::function<void()>& align)> run_rank;
 };
 
 struct ValidateResult {

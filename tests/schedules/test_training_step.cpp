@@ -397,3 +397,21 @@ TEST_CASE("training step: folded tensor parallelism gives the unfolded step time
     }
   }
 }
+
+TEST_CASE("training step: the size estimate, and the built Program stays within it") {
+  const TransformerModel m = tiny(4);
+  StepPlan p = plan_of(2, 2, 2, 2, 16);  // microbatches = gbs / (dp x mbs) = 16 / 2 = 8
+  // Folded (tp and dp index 0 only; 8 GPUs per node is a multiple of tp 2): built ranks =
+  // pp x cp = 4; 4 x 8 microbatches x (4 layers / pp 2) x (40 + 8 cp) = 4 x 8 x 2 x 56 = 3584.
+  CHECK(estimated_step_ops(m, p, 8) == 3584);
+  // 3 GPUs per node is neither a multiple nor a divisor of tp 2: TP is built, 8 ranks, 7168.
+  CHECK(estimated_step_ops(m, p, 3) == 7168);
+  const HardwareProfile hw = load_hardware("h100-sxm");
+  CHECK(static_cast<std::int64_t>(build_training_step(m, p, hw).ops.size()) <=
+        estimated_step_ops(m, p, hw.gpus_per_node));
+  p.fold_dp = false;
+  p.fold_tp = false;
+  // Unfolded: tp x pp x cp x dp = 16 built ranks: 16 x 8 x 2 x 56 = 14336.
+  CHECK(estimated_step_ops(m, p, 8) == 14336);
+  CHECK(static_cast<std::int64_t>(build_training_step(m, p, hw).ops.size()) <= 14336);
+}

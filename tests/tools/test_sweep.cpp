@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <vector>
+
+#include "schedules/plan_space.hpp"
 #include "tools/sweep.hpp"
 
 using namespace meshsim;
@@ -80,4 +84,58 @@ TEST_CASE("sweep: ranking puts the fastest first and leaves OOM rows out; CSV ha
       csv.starts_with("tp,pp,cp,dp,vp,mbs,schedule,cp_variant,microbatches,step_time_s,"
                       "tokens_per_s,mfu,mem_gb,oom,"));
   CHECK(csv.find(",true,") != std::string::npos);  // c is OOM: no timing columns
+}
+
+TEST_CASE("sweep: plans of different sizes, started largest first, give rows in plan order") {
+  // 1 to 8 microbatches (gbs 4 to 32 over dp 4): sizes differ, so the order they start in
+  // (largest first, within 1.25 x the largest) is not the plan order; rows, progress counts and
+  // files are the same for any number of jobs.
+  const TransformerModel m = tiny_model();
+  const HardwareProfile hw = load_hardware("h100-sxm");
+  std::vector<StepPlan> plans;
+  for (std::int64_t gbs : {4, 32, 8, 16, 12, 28}) {
+    StepPlan p;
+    p.dp = 4;
+    p.global_batch = gbs;
+    p.seq = 512;
+    plans.push_back(p);
+  }
+  const auto one = evaluate_plans(m, plans, hw, 1);
+  REQUIRE(one.size() == plans.size());
+  for (std::size_t i = 0; i < plans.size(); ++i) CHECK(one[i].plan == plans[i]);
+  std::size_t calls = 0;
+  const auto three = evaluate_plans(m, plans, hw, 3, 0, 1, [&](std::size_t done, std::size_t n) {
+    CHECK(n == plans.size());
+    CHECK(done == ++calls);
+  });
+  CHECK(calls == plans.size());
+  CHECK(sweep_csv(one) == sweep_csv(three));
+  CHECK(sweep_csv(one) == sweep_csv(evaluate_plans(m, plans, hw, 2)));
+}
+
+TEST_CASE("sweep defaults: the lists and the plan space of `meshsim sweep` without flags") {
+  const PlanLists d = default_plan_lists(8);
+  CHECK(d.gpus == kSweepDefaultGpus);
+  CHECK(d.gpus == 1024);
+  CHECK(d.tp == std::vector<int>{1, 2, 4, 8});
+  CHECK(d.pp == std::vector<int>{1, 2, 4, 8, 16});
+  CHECK(d.cp == std::vector<int>{1, 2, 4});
+  CHECK(d.vp == std::vector<int>{1, 2});
+  CHECK(d.mbs == std::vector<std::int64_t>{1, 2});
+  CHECK(d.schedules == std::vector<PipelineSchedule>{PipelineSchedule::one_f_one_b,
+                                                     PipelineSchedule::interleaved,
+                                                     PipelineSchedule::zb_h1});
+  CHECK(d.cp_variants == std::vector<RingVariant>{RingVariant::zigzag});
+  CHECK(d.base.seq == 8192);
+  CHECK(d.base.global_batch == 512);
+  CHECK(d.base.recompute == Recompute::selective);
+  CHECK(d.base.sequence_parallel);
+  CHECK_FALSE(d.base.distributed_optimizer);
+  const PlanSpace space = enumerate_plans(load_model(kSweepDefaultModel), d);
+  // 4 tp x 5 pp x 3 cp x 2 vp x 2 mbs x 3 schedules x 1 variant
+  CHECK(space.combinations == 4 * 5 * 3 * 2 * 2 * 3);
+  // 720 less those the rules reject: 240 vp > 1 without interleaving, 72 pp = 1 (one plan kept),
+  // 95 interleaved with one chunk, 24 uneven layer splits, 11 interleaving groups, 8 gbs by dp x
+  // mbs: 720 - 450 = 270.
+  CHECK(space.plans.size() == 270);
 }
