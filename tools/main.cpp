@@ -6,27 +6,12 @@
 #include <vector>
 
 #include <fmt/format.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include "sim/error.hpp"
 #include "tools/commands.hpp"
+#include "tools/memory_policy.hpp"
 
 namespace {
-
-// glibc returns every freed block above its mmap threshold (128 KiB, growing to 32 MiB) to the
-// system, so the next allocation of that size faults its pages in again: in a virtual machine a
-// 1024^3 bf16 GEMM's converted operands cost more in page faults than in arithmetic, and a sweep
-// spent a third of its time there. Freed memory is kept for reuse instead: the resident peak
-// grows by what is kept (a 4,096-GPU step 373 -> 616 MB, the default sweep 3.7 -> 4.1 GB) and
-// the time falls (that sweep 101 -> 72 s; the GEMM 49 -> 23 ms).
-void keep_freed_memory() {
-#if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
-}
 
 struct SubCommand {
   const char* name;
@@ -69,7 +54,7 @@ void print_usage(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  keep_freed_memory();
+  meshsim::keep_freed_memory();
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string command_line = "meshsim";
   for (const auto& a : args) command_line += " " + a;

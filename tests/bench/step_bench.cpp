@@ -32,6 +32,7 @@
 #include "schedules/training_step.hpp"
 #include "sim/hardware_profile.hpp"
 #include "sim/time.hpp"
+#include "tools/memory_policy.hpp"
 #include "tools/simulation.hpp"
 #include "tools/sweep.hpp"
 
@@ -161,4 +162,12 @@ BENCHMARK(BM_DefaultSweep)
     ->MeasureProcessCPUTime()
     ->UseRealTime();
 
-BENCHMARK_MAIN();
+// The allocator policy of meshsim itself (tools/memory_policy.hpp), so the figures are its own.
+int main(int argc, char** argv) {
+  meshsim::keep_freed_memory();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
