@@ -16,27 +16,13 @@
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/vector_ops.hpp"
 #include "sim/error.hpp"
+#include "validate/activation_of.hpp"
 #include "validate/cpu_ops.hpp"
 
 namespace meshsim::cpu_ops {
 namespace {
 
 using kernels::cpu::Transpose;
-
-kernels::Activation activation_of(ElementwiseFn fn) {
-  switch (fn) {
-    case ElementwiseFn::none:
-      return kernels::Activation::identity;
-    case ElementwiseFn::relu:
-      return kernels::Activation::relu;
-    case ElementwiseFn::gelu:
-      return kernels::Activation::gelu;
-    default:
-      break;
-  }
-  MESHSIM_CHECK(false, fmt::format("{} is not an activation", to_string(fn)));
-  return kernels::Activation::identity;
-}
 
 double gemm_alpha(InjectedFault fault) {
   return fault == InjectedFault::gemm_scale ? kFaultyGemmAlpha : 1.0;

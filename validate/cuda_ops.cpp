@@ -9,6 +9,7 @@
 #include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/cuda/gemm.hpp"
 #include "sim/error.hpp"
+#include "validate/activation_of.hpp"
 #include "validate/cpu_ops.hpp"
 #include "validate/cpu_slot_views.hpp"
 #include "validate/cuda_check.hpp"
@@ -53,21 +54,6 @@ std::vector<kernels::RowSpan> rows_in(const SlotViews& v, SlotId slot,
                                       std::int64_t part = 0) {
   const auto w = position_ranges(wanted);
   return kernels::locate_rows(w, v.token_layout(slot, part));
-}
-
-kernels::Activation activation_of(ElementwiseFn fn) {
-  switch (fn) {
-    case ElementwiseFn::none:
-      return kernels::Activation::identity;
-    case ElementwiseFn::relu:
-      return kernels::Activation::relu;
-    case ElementwiseFn::gelu:
-      return kernels::Activation::gelu;
-    default:
-      break;
-  }
-  MESHSIM_CHECK(false, fmt::format("{} is not an activation", to_string(fn)));
-  return kernels::Activation::identity;
 }
 
 void attention_forward(const Launch& l, const KernelCall& call) {

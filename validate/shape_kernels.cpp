@@ -13,6 +13,7 @@
 #include "kernels/cpu/optimizer.hpp"
 #include "kernels/cpu/vector_ops.hpp"
 #include "sim/error.hpp"
+#include "validate/activation_of.hpp"
 
 namespace meshsim {
 namespace {
@@ -55,17 +56,6 @@ kernels::VectorView vec(std::size_t index, DType d, std::int64_t n) {
 kernels::MatrixView mat(std::size_t index, DType d, std::int64_t rows, std::int64_t cols) {
   return kernels::matrix_view(scratch().get(index, bytes_of(d, rows * cols)), scalar_of(d), rows,
                               cols);
-}
-
-kernels::Activation activation_of(ElementwiseFn fn) {
-  switch (fn) {
-    case ElementwiseFn::relu:
-      return kernels::Activation::relu;
-    case ElementwiseFn::gelu:
-      return kernels::Activation::gelu;
-    default:
-      return kernels::Activation::identity;
-  }
 }
 
 bool has_activation(ElementwiseFn fn) {
