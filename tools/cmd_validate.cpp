@@ -20,6 +20,7 @@
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
 #include "tools/output_file.hpp"
+#include "tools/run_world_cli.hpp"
 #include "tools/simulation.hpp"
 #include "tools/workload_flags.hpp"
 #include "traces/chrome_trace_writer.hpp"
@@ -31,11 +32,9 @@
 #endif
 #include "validate/launch_env.hpp"
 #include "validate/measured_report.hpp"
-#include "validate/mpi_world.hpp"
 #include "validate/npy_writer.hpp"
 #include "validate/numerics.hpp"
 #include "validate/shape_kernels.hpp"
-#include "validate/solo_world.hpp"
 #include "validate/timing_comparison.hpp"
 #include "validate/validate_driver.hpp"
 #include "validate/workload.hpp"
@@ -73,8 +72,7 @@ std::vector<OptionSpec> validate_options() {
        "write the unsharded inputs and outputs as NumPy .npy files into DIR (created)"},
       {"--trace", "FILE", "write the measured Chrome/Perfetto trace (the simulator's format)"},
       {"--json", "", "print one JSON object instead of the table"},
-      {"--timeout", "SECONDS",
-       "abort the job when no op is dispatched or completed for this long; 0: never [300]"},
+      timeout_option(),
       {"--save-program", "FILE", "write the schedule graph that ran as JSON"},
       {"--compare", "",
        "also simulate the Program with --hardware's profile and report predicted vs measured "
@@ -196,8 +194,7 @@ Request parse_request(const WorkloadCommand& w, const Args& args) {
   r.backend = args.get_choice("--backend", "cpu", {"cpu", "cuda"});
   r.fault = *parse_injected_fault(args.get_choice(
       "--inject-fault", "none", {"none", "attention-mask", "lse-merge", "gemm-scale"}));
-  r.timeout = std::chrono::milliseconds(
-      static_cast<std::int64_t>(args.get_number("--timeout", 300, 1e7) * 1000.0));
+  r.timeout = parse_timeout(args);
   return r;
 }
 
@@ -359,12 +356,7 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
     if (const auto why = cuda_unavailable_message(probe_cuda())) return bad_input(*why);
   }
 
-  std::unique_ptr<RunWorld> world;
-  if (env.under_launcher) {
-    world = std::make_unique<MpiWorld>();
-  } else {
-    world = std::make_unique<SoloWorld>();
-  }
+  const std::unique_ptr<RunWorld> world = make_run_world(env);
   if (world->size() != program.world_size()) {
     if (world->rank() == 0) {
       ctx.err << fmt::format(
@@ -394,7 +386,7 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
   }
 #endif
   ValidateResult result;
-  try {
+  const auto run_all = [&] {
     const TensorLayout layout = req.workload ? tensor_layout(*req.workload) : TensorLayout{};
     // With several runs: a warm-up, then the runs; rank 0 keeps the one with the median step time
     // (every rank takes part in every run).
@@ -408,13 +400,8 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
       return a.timeline.makespan < b.timeline.makespan;
     });
     result = std::move(timed[timed.size() / 2]);
-  } catch (const SetupError& e) {
-    if (e.report()) ctx.err << "meshsim: error: " << e.what() << "\n";
-    return 2;
-  } catch (const ExecutionError& e) {
-    ctx.err << "meshsim: error: " << e.what() << "\n";
-    return 1;
-  }
+  };
+  if (auto failed = run_collectively(ctx, run_all)) return *failed;
   if (!result.root) return 0;
   return emit(req, program, plan, result, describe_backend(), ctx, started);
 }
