@@ -16,9 +16,9 @@
 #include "tools/run_world_cli.hpp"
 #include "tools/simulation.hpp"
 #include "tools/validate_suite.hpp"
-#include "validate/calibration_samples.hpp"
 #include "validate/cpu_kernel_runner.hpp"
 #include "validate/launch_env.hpp"
+#include "validate/microbench_stats.hpp"
 #include "validate/mpi_world.hpp"
 #include "validate/shape_kernels.hpp"
 #include "validate/solo_world.hpp"
@@ -102,7 +102,7 @@ int run_validate_suite_command(std::span<const std::string> argv, const CommandC
         if (r.root && run > 0) row.measured_runs_s.push_back(ns_to_seconds(r.timeline.makespan));
       }
       if (world.rank() != 0) continue;
-      row.measured_s = median(row.measured_runs_s);
+      row.measured_s = median_seconds(row.measured_runs_s);
       const SimulationResult sim =
           run_simulation(program, sim_hw, Provenance{ctx.command_line, hw.name, hardware_hash(hw)},
                          false, std::chrono::steady_clock::now());

@@ -8,6 +8,7 @@
 
 #include "sim/error.hpp"
 #include "sim/network_analytical.hpp"
+#include "validate/microbench_stats.hpp"
 
 namespace meshsim {
 namespace {
@@ -113,13 +114,6 @@ std::vector<double> launch_gaps(const Program& p, const Timeline& tl) {
 
 }  // namespace
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 void add_measurements(const CalibrationProgram& cp, const Timeline& tl, CalibrationRun& run) {
   const Program& p = cp.program;
   MESHSIM_CHECK(tl.ops.size() == p.ops.size(), "calibration: timeline does not match its Program");
@@ -141,7 +135,7 @@ void add_measurements(const CalibrationProgram& cp, const Timeline& tl, Calibrat
                                                       : under_comm_times(p, point, tl);
         break;
     }
-    times.median_s = median(times.seconds);
+    times.median_s = times.seconds.empty() ? 0.0 : median_seconds(times.seconds);
     if (times.median_s <= 0) {
       run.points.push_back(std::move(times));
       continue;  // nothing usable (no GEMM ran entirely under communication)
@@ -175,7 +169,8 @@ void add_measurements(const CalibrationProgram& cp, const Timeline& tl, Calibrat
     run.points.push_back(std::move(times));
   }
   if (cp.category == BenchCategory::compute) {
-    run.samples.launch_gap_s = median(launch_gaps(p, tl));
+    const std::vector<double> gaps = launch_gaps(p, tl);
+    if (!gaps.empty()) run.samples.launch_gap_s = median_seconds(gaps);
   }
   if (alone > 0 && under > 0) run.samples.interference = under / alone;
 }

@@ -36,6 +36,4 @@ void add_measurements(const CalibrationProgram& program, const Timeline& measure
 // The raw measurements (every repetition of every point) as JSON.
 nlohmann::ordered_json measurements_json(const CalibrationRun& run);
 
-double median(std::vector<double> v);
-
 }  // namespace meshsim

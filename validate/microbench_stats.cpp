@@ -1,6 +1,7 @@
 #include "validate/microbench_stats.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/error.hpp"
 #include "sim/network_analytical.hpp"
@@ -12,6 +13,12 @@ double median_seconds(std::vector<double> seconds) {
   std::sort(seconds.begin(), seconds.end());
   const std::size_t n = seconds.size();
   return n % 2 == 1 ? seconds[n / 2] : 0.5 * (seconds[n / 2 - 1] + seconds[n / 2]);
+}
+
+double nearest_rank_percentile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+  return sorted[std::max<std::size_t>(rank, 1) - 1];
 }
 
 double algbw(std::int64_t bytes, double seconds) {

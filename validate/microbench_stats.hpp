@@ -14,6 +14,10 @@ namespace meshsim {
 // The median (mean of the two middle values for an even count); the input must not be empty.
 double median_seconds(std::vector<double> seconds);
 
+// Nearest-rank percentile of sorted values: the smallest value with at least q of them <= it
+// (0 for none).
+double nearest_rank_percentile(const std::vector<double>& sorted, double q);
+
 double algbw(std::int64_t bytes, double seconds);
 double busbw(CollectiveKind kind, int ranks, std::int64_t bytes, double seconds);
 

@@ -10,6 +10,7 @@
 
 #include "sim/compute_model.hpp"
 #include "sim/error.hpp"
+#include "validate/microbench_stats.hpp"
 
 namespace meshsim {
 namespace {
@@ -82,13 +83,6 @@ double unit_compute_seconds(const HardwareProfile& peaks, const KernelCall& call
 bool sets_peak(KernelKind k) {
   return k == KernelKind::gemm || k == KernelKind::attention_fwd ||
          k == KernelKind::attention_bwd || k == KernelKind::linear_bwd;
-}
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())) - 1);
-  return v[std::min(i, v.size() - 1)];
 }
 
 void fit_compute(const CalibrationSamples& s, ProfileFit& fit) {
@@ -225,8 +219,9 @@ ResidualStats stats_of(const std::vector<SampleResidual>& r) {
       s.worst = &x;
     }
   }
-  s.median = percentile(abs, 0.5);
-  s.p90 = percentile(abs, 0.9);
+  std::sort(abs.begin(), abs.end());
+  s.median = nearest_rank_percentile(abs, 0.5);
+  s.p90 = nearest_rank_percentile(abs, 0.9);
   return s;
 }
 

@@ -8,6 +8,7 @@
 
 #include "sim/error.hpp"
 #include "sim/time.hpp"
+#include "validate/microbench_stats.hpp"
 
 namespace meshsim {
 namespace {
@@ -15,13 +16,6 @@ namespace {
 double relative_error(Nanos predicted, Nanos measured) {
   if (measured == 0) return predicted == 0 ? 0.0 : std::numeric_limits<double>::infinity();
   return static_cast<double>(predicted - measured) / static_cast<double>(measured);
-}
-
-// Nearest-rank percentile of sorted values: the smallest value with at least q of them <= it.
-double percentile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
-  return sorted[std::max<std::size_t>(rank, 1) - 1];
 }
 
 ErrorSummary summarize(const std::vector<OpComparison>& ops, const Program& program, bool compute) {
@@ -38,8 +32,8 @@ ErrorSummary summarize(const std::vector<OpComparison>& ops, const Program& prog
   }
   std::sort(errors.begin(), errors.end());
   s.ops = static_cast<std::int64_t>(errors.size());
-  s.median = percentile(errors, 0.5);
-  s.p90 = percentile(errors, 0.9);
+  s.median = nearest_rank_percentile(errors, 0.5);
+  s.p90 = nearest_rank_percentile(errors, 0.9);
   return s;
 }
 

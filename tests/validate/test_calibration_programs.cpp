@@ -53,8 +53,8 @@ TEST_CASE("calibration programs: collectives for every group size dividing the w
   for (const auto& p : coll.points) (p.group_size == 2 ? g2 : g4) += 1;
   CHECK(g2 == 8);
   CHECK(g4 == 8);
-  // p2p: pairs (0,1) and (2,3), 2 sizes; rank 0's ping and pong per repetition = 2 x 6 ops... on
-  // each of the two pairs' first ranks: 2 x 6 x 2 = 24 recorded ops per point.
+  // p2p: pairs (0,1) and (2,3), 2 sizes; each pair's first rank records its ping and its pong
+  // for each of the 6 repetitions: 2 pairs x 6 x 2 = 24 recorded ops per point.
   const auto& p2p = cps.at(1);
   REQUIRE(p2p.points.size() == 2);
   CHECK(p2p.points[0].ops.size() == 24);
