@@ -1,10 +1,12 @@
 #include "schedules/training_step.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "schedules/pipeline_emitter.hpp"
+#include "schedules/ring_emitter.hpp"
 #include "sim/error.hpp"
 #include "sim/network_analytical.hpp"
 #include "sim/time.hpp"
@@ -120,14 +122,7 @@ PipelineShape step_shape(const StepPlan& p) {
   return s;
 }
 
-// What rank r computes at ring step i (design §4.1), as ring_attention.cpp's block().
-struct Block {
-  bool computed = false;
-  MaskMode mask = MaskMode::none;
-  std::vector<TokenRange> q, k;
-};
-
-class StepBuilder final : private PipelineEmitHost {
+class StepBuilder final : private PipelineEmitHost, private RingEmitHost {
  public:
   StepBuilder(const TransformerModel& model, const StepPlan& plan, const HardwareProfile& hw)
       : m_(model),
@@ -229,8 +224,7 @@ class StepBuilder final : private PipelineEmitHost {
       tp_group_ = builder_.group("tp", fold_tp_ ? std::vector<int>{rank} : std::move(tp_full));
     }
     cp_ranks_ = mesh.group_of("cp", rank);
-    blocks_.clear();
-    for (int i = 0; i < n_cp_; ++i) blocks_.push_back(block(cp_index, i));
+    ring_emitter_.emplace(ring_, cp_index, kRingStyle);
     peer_ranks_.clear();
     pair_streams_.clear();
     for (int q = 0; q < pp_; ++q) {
@@ -411,159 +405,64 @@ class StepBuilder final : private PipelineEmitHost {
     }
   }
 
-  // ---- attention (the CP ring)
-  // ---------------------------------------------------------------------
-  Block block(int r, int i) const {
-    const int s = ((r - i) % n_cp_ + n_cp_) % n_cp_;
-    const auto mine = rank_tokens(ring_, r);
-    const auto theirs = rank_tokens(ring_, s);
-    Block b;
-    if (i == 0) {
-      b = Block{true, MaskMode::causal, mine, mine};
-    } else if (ring_.variant == RingVariant::ring) {
-      if (i <= r) b = Block{true, MaskMode::none, mine, theirs};
-    } else if (i <= r) {
-      b = Block{true, MaskMode::none, mine, {theirs.front()}};
-    } else {
-      b = Block{true, MaskMode::none, {mine.back()}, theirs};
-    }
-    return b;
-  }
+  // ---- attention: one causal block, or the CP ring of schedules/ring_emitter
+  // ---------------------- The step's names and types: no tensors, its own cast and all-gather
+  // names, and lse merges costed in the storage dtype.
+  static inline const RingEmitStyle kRingStyle{false, "attn out cast", "kv all-gather", true};
 
-  AttentionShape attention_shape(const Block& b) const {
-    return AttentionShape{ring_.batch, ring_.heads, ring_.kv_heads, ring_.head_dim, b.mask,
-                          b.q,         b.k};
+  OpId ring_kernel(std::string name, Phase phase, int step, KernelCall call) override {
+    last_compute_ =
+        builder_.add(rank_, compute_, std::move(name),
+                     OpLabels{phase, ring_ctx_.layer, ring_ctx_.mb, step, ring_ctx_.chunk},
+                     std::move(call), take_waits());
+    return last_compute_;
   }
-
-  std::int64_t kv_bytes() const {
-    return 2 * ring_.batch * (seq_ / n_cp_) * ring_.kv_heads * ring_.head_dim * e_;
-  }
-  std::int64_t q_elems() const {
-    return ring_.batch * (seq_ / n_cp_) * ring_.heads * ring_.head_dim;
-  }
-
-  // One hop of a CP ring on cp_comm: send to r+1, receive from r-1 (p2p), or a permute.
-  OpId rotation(const Ctx& c, std::string name, Phase phase, int step, std::int64_t bytes,
-                DType dtype, int tag, bool permute, std::vector<OpId> deps) {
-    const int n = n_cp_;
-    const int r = cp_index_;
-    OpBody body;
-    if (permute) {
-      body = CollectiveCall{CollectiveKind::permute, cp_group_, bytes, dtype, 1};
-    } else {
-      body =
-          P2PCall{{Transfer{cp_ranks_[static_cast<std::size_t>((r + 1) % n)], bytes, tag, -1}},
-                  {Transfer{cp_ranks_[static_cast<std::size_t>((r - 1 + n) % n)], bytes, tag, -1}}};
-    }
+  OpId ring_comm(std::string name, Phase phase, int step, OpBody body,
+                 std::vector<OpId> deps) override {
     return builder_.add(rank_, cp_comm_, std::move(name),
-                        OpLabels{phase, c.layer, c.mb, step, c.chunk}, std::move(body),
-                        std::move(deps));
+                        OpLabels{phase, ring_ctx_.layer, ring_ctx_.mb, step, ring_ctx_.chunk},
+                        std::move(body), std::move(deps));
+  }
+  void ring_wait(OpId op) override { wait(op); }
+  // K/V come out of the QKV gemm (and whatever the next kernel waits for).
+  std::vector<OpId> kv_producer() override {
+    std::vector<OpId> deps = waits_;
+    if (last_compute_ >= 0) deps.push_back(last_compute_);
+    return deps;
+  }
+  int cp_rank(int cp_index) const override { return cp_ranks_[static_cast<std::size_t>(cp_index)]; }
+  GroupId cp_group() const override { return cp_group_; }
+  SlotId ring_slot(std::string, DType, std::vector<std::int64_t>,
+                   std::vector<TokenRange>) override {
+    return -1;
   }
 
-  // K/V for every ring step: arrive[i] is the op after which step i's K/V is present.
-  std::vector<OpId> start_kv_ring(const Ctx& c, Phase phase) {
-    std::vector<OpId> arrive(static_cast<std::size_t>(n_cp_), -1);
-    if (p_.cp_rotation == KvRotation::allgather && n_cp_ > 1) {
-      std::vector<OpId> deps = waits_;
-      if (last_compute_ >= 0) deps.push_back(last_compute_);
-      const OpId ag = builder_.add(
-          rank_, cp_comm_, "kv all-gather", OpLabels{phase, c.layer, c.mb, 0, c.chunk},
-          CollectiveCall{CollectiveKind::all_gather, cp_group_, n_cp_ * kv_bytes(), p_.dtype},
-          std::move(deps));
-      for (int i = 1; i < n_cp_; ++i) arrive[static_cast<std::size_t>(i)] = ag;
-    }
-    return arrive;
-  }
-
-  void kv_ring_step(const Ctx& c, std::vector<OpId>& arrive, int i, Phase phase) {
-    const auto ui = static_cast<std::size_t>(i);
-    if (i > 0 && (p_.cp_rotation != KvRotation::allgather || i == 1)) wait(arrive[ui]);
-    if (p_.cp_rotation == KvRotation::allgather || i + 1 >= n_cp_) return;
-    const bool permute = p_.cp_rotation == KvRotation::alltoall;
-    std::vector<OpId> deps = waits_;  // the K/V being passed on (and, at step 0, the QKV gemm)
-    if (i == 0 && last_compute_ >= 0) deps.push_back(last_compute_);
-    const int tag = (phase == Phase::fwd ? 0 : n_cp_) + i;
-    arrive[ui + 1] = rotation(c, fmt::format("kv {} step {}", permute ? "permute" : "exchange", i),
-                              phase, i, kv_bytes(), p_.dtype, tag, permute, std::move(deps));
+  AttentionShape whole_sequence_block() const {
+    const auto all = rank_tokens(ring_, 0);
+    return AttentionShape{
+        ring_.batch, ring_.heads, ring_.kv_heads, ring_.head_dim, MaskMode::causal, all, all};
   }
 
   // The attention core forward (phase fwd, or bwd when recomputed).
   void attention_forward(const Ctx& c, Phase phase) {
     const std::string pre = phase == Phase::fwd ? "" : "recompute ";
     if (n_cp_ == 1) {
-      const Block b{true, MaskMode::causal, rank_tokens(ring_, 0), rank_tokens(ring_, 0)};
       kernel(pre + "attn fwd", phase, c.layer, c.mb, c.chunk, KernelKind::attention_fwd,
-             attention_shape(b));
+             whole_sequence_block());
       return;
     }
-    auto arrive = start_kv_ring(c, phase);
-    bool first = true;
-    for (int i = 0; i < n_cp_; ++i) {
-      kv_ring_step(c, arrive, i, Phase::fwd);
-      const Block& b = blocks_[static_cast<std::size_t>(i)];
-      if (!b.computed) continue;
-      kernel(fmt::format("{}attn fwd step {}", pre, i), phase, c.layer, c.mb, c.chunk,
-             KernelKind::attention_fwd, attention_shape(b), ElementwiseFn::none, i);
-      if (!first) {
-        AttentionShape merge{
-            ring_.batch, ring_.heads, ring_.kv_heads, ring_.head_dim, MaskMode::none, b.q, {}};
-        kernel(fmt::format("{}lse merge step {}", pre, i), phase, c.layer, c.mb, c.chunk,
-               KernelKind::lse_merge, std::move(merge), ElementwiseFn::none, i);
-      }
-      first = false;
-    }
-    kernel(pre + "attn out cast", phase, c.layer, c.mb, c.chunk, KernelKind::copy,
-           VectorShape{q_elems()});
+    ring_ctx_ = c;
+    ring_emitter_->forward(*this, RingTensors{}, phase, pre);
   }
 
   void attention_backward(const Ctx& c) {
     if (n_cp_ == 1) {
-      const Block b{true, MaskMode::causal, rank_tokens(ring_, 0), rank_tokens(ring_, 0)};
       kernel("attn bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::attention_bwd,
-             attention_shape(b));
+             whole_sequence_block());
       return;
     }
-    auto arrive = start_kv_ring(c, Phase::bwd);
-    const bool permute = p_.cp_rotation != KvRotation::p2p;
-    const DType acc = accumulator_dtype(p_.dtype);
-    const std::int64_t dkv_bytes = kv_bytes() / e_ * dtype_bytes(acc);
-    OpId dkv_arrive = -1;
-    for (int i = 0; i < n_cp_; ++i) {
-      kv_ring_step(c, arrive, i, Phase::bwd);
-      const Block& b = blocks_[static_cast<std::size_t>(i)];
-      OpId send_after = -1;
-      if (b.computed) {
-        send_after = kernel(fmt::format("attn bwd step {}", i), Phase::bwd, c.layer, c.mb, c.chunk,
-                            KernelKind::attention_bwd, attention_shape(b), ElementwiseFn::none, i);
-        AttentionShape rows{
-            ring_.batch, ring_.heads, ring_.kv_heads, ring_.head_dim, MaskMode::none, b.q, {}};
-        KernelCall acc_call{KernelKind::accumulate, acc, std::move(rows), {}, {}};
-        last_compute_ = builder_.add(rank_, compute_, fmt::format("dq accumulate step {}", i),
-                                     OpLabels{Phase::bwd, c.layer, c.mb, i, c.chunk},
-                                     std::move(acc_call), take_waits());
-      }
-      if (i > 0) {
-        wait(dkv_arrive);
-        if (b.computed) {
-          AttentionShape rows{
-              ring_.batch, ring_.heads, ring_.kv_heads, ring_.head_dim, MaskMode::none, {}, b.k};
-          KernelCall acc_call{KernelKind::accumulate, acc, std::move(rows), {}, {}};
-          send_after = last_compute_ = builder_.add(
-              rank_, compute_, fmt::format("dkv accumulate step {}", i),
-              OpLabels{Phase::bwd, c.layer, c.mb, i, c.chunk}, std::move(acc_call), take_waits());
-        }
-      }
-      std::vector<OpId> deps;
-      if (send_after >= 0) deps.push_back(send_after);
-      // A skipped step passes the received dK/dV through: its send waits for the arrival.
-      if (send_after < 0) deps = waits_;
-      dkv_arrive = rotation(c, fmt::format("dkv {} step {}", permute ? "permute" : "exchange", i),
-                            Phase::bwd, i, dkv_bytes, acc, 2 * n_cp_ + i, permute, std::move(deps));
-    }
-    wait(dkv_arrive);
-    kernel("dkv cast", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::copy,
-           VectorShape{kv_bytes() / e_});
-    kernel("dq cast", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::copy, VectorShape{q_elems()});
+    ring_ctx_ = c;
+    ring_emitter_->backward(*this, RingTensors{});
   }
 
   // ---- one transformer layer
@@ -786,7 +685,8 @@ class StepBuilder final : private PipelineEmitHost {
   int rank_ = 0, pr_ = 0, cp_index_ = 0, dp_size_ = 1;
   GroupId tp_group_ = 0, cp_group_ = 0, dp_group_ = 0;
   std::vector<int> cp_ranks_;
-  std::vector<Block> blocks_;    // this rank's ring blocks, by step
+  std::optional<RingEmitter> ring_emitter_;  // this rank's CP ring
+  Ctx ring_ctx_;                             // labels of the ring being emitted
   std::vector<int> peer_ranks_;  // the rank at each pipeline index with this rank's other coords
   std::vector<StreamId> pair_streams_;  // the pp_comm stream to each pipeline index
   GroupPlacement dp_placement_, tp_placement_;
