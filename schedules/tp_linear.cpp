@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "schedules/tp_emitter.hpp"
 #include "sim/error.hpp"
 
 namespace meshsim {
@@ -17,14 +18,7 @@ constexpr std::array<std::string_view, 2> kOverlapNames = {"async", "sync"};
 constexpr std::array<std::string_view, 3> kPassNames = {"fwd", "bwd", "fwd+bwd"};
 constexpr int kMaxTp = 1024;
 
-// The tensors one rank touches. Unused slots stay -1; when t = 1 (no communication) the
-// gathered/partial slots alias the local ones.
-struct RankSlots {
-  SlotId x = -1, x_total = -1, w = -1, b = -1, y_partial = -1, y = -1;
-  SlotId dy = -1, dy_total = -1, dx_partial = -1, dx = -1, dw = -1, db = -1;
-};
-
-class TpLinearBuilder {
+class TpLinearBuilder final : private TpEmitHost {
  public:
   explicit TpLinearBuilder(const TpLinearConfig& cfg)
       : cfg_(cfg),
@@ -60,10 +54,10 @@ class TpLinearBuilder {
   std::int64_t tokens() const { return cfg_.tokens; }
   std::int64_t local_tokens() const { return sp_ ? cfg_.tokens / t_ : cfg_.tokens; }
 
-  RankSlots make_slots(int r) {
+  TpTensors make_slots(int r) {
     const DType e = cfg_.dtype;
     const std::int64_t all = tokens();
-    RankSlots s;
+    TpTensors s;
     const bool fwd = cfg_.pass != TpPass::bwd;
     const bool bwd = cfg_.pass != TpPass::fwd;
     if (column_) {
@@ -108,158 +102,72 @@ class TpLinearBuilder {
     return s;
   }
 
+  // The op names of the layer (ARCHITECTURE.md §4.3).
+  static inline const TpNames kNames{"fwd gemm",
+                                     "dgrad gemm",
+                                     "wgrad gemm",
+                                     "bias add",
+                                     "bias grad",
+                                     "x all-gather",
+                                     "x all-gather (recompute)",
+                                     "x all-gather (wgrad)",
+                                     "dy all-gather",
+                                     "y reduce-scatter",
+                                     "y all-reduce",
+                                     "dx reduce-scatter",
+                                     "dx all-reduce"};
+
+  TpLayerSpec layer_spec() const {
+    TpLayerSpec spec;
+    spec.column = column_;
+    spec.tokens = tokens();
+    spec.local_tokens = local_tokens();
+    spec.n = n_;
+    spec.k = k_;
+    spec.sequence_parallel = sp_;
+    spec.comm = comm_needed_;
+    spec.bias = cfg_.bias;
+    spec.sync = cfg_.overlap == TpOverlap::sync;
+    spec.dtype = cfg_.dtype;
+    return spec;
+  }
+
   void emit_rank(int r) {
+    r_ = r;
     waits_.clear();
     last_compute_ = -1;
-    const RankSlots s = make_slots(r);
-    if (cfg_.pass != TpPass::bwd) {
-      if (column_) {
-        column_forward(r, s);
-      } else {
-        row_forward(r, s);
-      }
-    }
-    if (cfg_.pass != TpPass::fwd) {
-      if (column_) {
-        column_backward(r, s);
-      } else {
-        row_backward(r, s);
-      }
-    }
+    const TpTensors s = make_slots(r);
+    const TpLayerEmitter emitter(layer_spec());
+    if (cfg_.pass != TpPass::bwd) emitter.forward(*this, s, kNames, Phase::fwd);
+    if (cfg_.pass != TpPass::fwd) emitter.backward(*this, s, kNames, true);
   }
 
-  // --- ops --------------------------------------------------------------------------------------
-
-  std::vector<OpId> take_waits() {
-    std::vector<OpId> w;
-    w.swap(waits_);
-    return w;
-  }
+  // ---- TpEmitHost: one rank of a layer of its own, with tensor slots ----------------------------
 
   // A kernel on the compute stream; it consumes the waits recorded since the last one.
-  OpId kernel(int r, std::string name, Phase phase, KernelKind kind, KernelShape shape,
-              std::vector<SlotId> in, std::vector<SlotId> out,
-              ElementwiseFn fn = ElementwiseFn::none) {
-    KernelCall call{kind, cfg_.dtype, std::move(shape), std::move(in), std::move(out), fn};
-    last_compute_ = builder_.add(r, compute_, std::move(name), OpLabels{phase, -1, -1, -1, -1},
-                                 std::move(call), take_waits());
+  OpId tp_kernel(std::string name, Phase phase, KernelCall call) override {
+    std::vector<OpId> deps;
+    deps.swap(waits_);
+    last_compute_ = builder_.add(r_, compute_, std::move(name), OpLabels{phase, -1, -1, -1, -1},
+                                 std::move(call), std::move(deps));
     return last_compute_;
   }
 
   // A collective on tp_comm. As with PyTorch's ProcessGroupNCCL, the communication stream first
   // waits for the work launched so far on the compute stream (here: the last compute kernel).
-  OpId collective(int r, std::string name, Phase phase, CollectiveKind kind, SlotId in,
-                  SlotId out) {
+  OpId tp_collective(std::string name, Phase phase, CollectiveKind kind, std::int64_t bytes,
+                     SlotId in, SlotId out) override {
     std::vector<OpId> deps;
     if (last_compute_ >= 0) deps.push_back(last_compute_);
-    const CollectiveCall call{kind, group_, activation_bytes(), cfg_.dtype, 0, in, out};
-    return builder_.add(r, comm_, std::move(name), OpLabels{phase, -1, -1, -1, -1}, call,
+    const CollectiveCall call{kind, group_, bytes, cfg_.dtype, 0, in, out};
+    return builder_.add(r_, comm_, std::move(name), OpLabels{phase, -1, -1, -1, -1}, call,
                         std::move(deps));
   }
 
   // handle.wait(): the next compute kernel depends on `op`.
-  void wait(OpId op) {
+  void tp_wait(OpId op) override {
     if (op >= 0) waits_.push_back(op);
   }
-  // Under --overlap sync the host waits right after launching.
-  void wait_if_sync(OpId op) {
-    if (cfg_.overlap == TpOverlap::sync) wait(op);
-  }
-  void wait_if_async(OpId op) {
-    if (cfg_.overlap == TpOverlap::async) wait(op);
-  }
-
-  // Y (+)= A B^T-style GEMMs of the layer, C [m, n] (+)= op(A) [m, k] op(B) [k, n].
-  OpId forward_gemm(int r, SlotId x, SlotId w, SlotId y) {
-    // Y [T, n] = X [T, k] W^T, W stored [n, k].
-    return kernel(r, "fwd gemm", Phase::fwd, KernelKind::gemm,
-                  GemmShape{tokens(), n_, k_, false, true, false}, {x, w}, {y});
-  }
-  OpId dgrad_gemm(int r, SlotId dy, SlotId w, SlotId dx) {
-    // dX [T, k] = dY [T, n] W [n, k].
-    return kernel(r, "dgrad gemm", Phase::bwd, KernelKind::gemm,
-                  GemmShape{tokens(), k_, n_, false, false, false}, {dy, w}, {dx});
-  }
-  OpId wgrad_gemm(int r, SlotId dy, SlotId x, SlotId dw) {
-    // dW [n, k] += dY^T [n, T] X [T, k], accumulated into the fp32 main grad.
-    return kernel(r, "wgrad gemm", Phase::wgrad, KernelKind::gemm,
-                  GemmShape{n_, k_, tokens(), true, false, true}, {dy, x, dw}, {dw});
-  }
-  void bias_add(int r, SlotId y, SlotId b, std::int64_t rows) {
-    if (!cfg_.bias) return;
-    // Y[i, :] += b over rows x n elements.
-    kernel(r, "bias add", Phase::fwd, KernelKind::elementwise, VectorShape{rows * n_}, {y, b}, {y},
-           ElementwiseFn::bias_add);
-  }
-  void bias_grad(int r, SlotId dy_total, SlotId db) {
-    if (!cfg_.bias) return;
-    // db += sum over the T rows of dY: a reduction reading T x n elements.
-    kernel(r, "bias grad", Phase::wgrad, KernelKind::elementwise, VectorShape{tokens() * n_},
-           {dy_total, db}, {db}, ElementwiseFn::bias_grad);
-  }
-
-  // --- the four layer halves (design §4.3, seed 002) ---------------------------------------------
-
-  void column_forward(int r, const RankSlots& s) {
-    if (sp_ && comm_needed_) {
-      // The forward needs all of X: gather the T/t-row shards, then wait.
-      wait(collective(r, "x all-gather", Phase::fwd, CollectiveKind::all_gather, s.x, s.x_total));
-    }
-    forward_gemm(r, s.x_total, s.w, s.y);
-    bias_add(r, s.y, s.b, tokens());
-  }
-
-  void column_backward(int r, const RankSlots& s) {
-    // Seed 002's order: the input all-gather (recomputed, not stored) is launched before the dX
-    // GEMM, which does not need it; the dX collective is launched before dW, which runs while it
-    // transfers. Both overlaps rely on the single hardware queue.
-    OpId gather = -1;
-    if (sp_ && comm_needed_) {
-      gather = collective(r, "x all-gather (recompute)", Phase::bwd, CollectiveKind::all_gather,
-                          s.x, s.x_total);
-      wait_if_sync(gather);
-    }
-    dgrad_gemm(r, s.dy, s.w, s.dx_partial);
-    OpId reduce = -1;
-    if (comm_needed_) {
-      reduce = sp_ ? collective(r, "dx reduce-scatter", Phase::bwd, CollectiveKind::reduce_scatter,
-                                s.dx_partial, s.dx)
-                   : collective(r, "dx all-reduce", Phase::bwd, CollectiveKind::all_reduce,
-                                s.dx_partial, s.dx);
-      wait_if_sync(reduce);
-    }
-    bias_grad(r, s.dy_total, s.db);
-    wait_if_async(gather);  // dW needs the gathered X
-    wgrad_gemm(r, s.dy_total, s.x_total, s.dw);
-    wait_if_async(reduce);  // dX is complete for whatever runs next
-  }
-
-  void row_forward(int r, const RankSlots& s) {
-    forward_gemm(r, s.x, s.w, s.y_partial);
-    if (comm_needed_) {
-      // Sum the partial products: on the critical path, the host waits.
-      wait(sp_ ? collective(r, "y reduce-scatter", Phase::fwd, CollectiveKind::reduce_scatter,
-                            s.y_partial, s.y)
-               : collective(r, "y all-reduce", Phase::fwd, CollectiveKind::all_reduce, s.y_partial,
-                            s.y));
-    }
-    bias_add(r, s.y, s.b, local_tokens());
-  }
-
-  void row_backward(int r, const RankSlots& s) {
-    if (sp_ && comm_needed_) {
-      // The backward of the reduce-scatter: gather dY's T/t-row shards before anything uses it.
-      wait(
-          collective(r, "dy all-gather", Phase::bwd, CollectiveKind::all_gather, s.dy, s.dy_total));
-    }
-    dgrad_gemm(r, s.dy_total, s.w, s.dx);
-    wgrad_gemm(r, s.dy_total, s.x, s.dw);
-    bias_grad(r, s.dy_total, s.db);
-  }
-
-  // Every collective moves one whole [T, D] activation: D_in for the column layer (X, dX), D_out
-  // for the row layer (Y, dY).
-  std::int64_t activation_bytes() const { return tp_collective_bytes(cfg_); }
 
   const TpLinearConfig& cfg_;
   int t_;
@@ -268,6 +176,7 @@ class TpLinearBuilder {
   StreamId compute_ = 0, comm_ = 0;
   GroupId group_ = 0;
   std::int64_t n_ = 0, k_ = 0;
+  int r_ = 0;                // the rank being emitted
   std::vector<OpId> waits_;  // event waits recorded on the compute stream, not yet consumed
   OpId last_compute_ = -1;   // the compute kernel launched last on this rank
 };

@@ -1,12 +1,14 @@
 #include "schedules/training_step.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "schedules/pipeline_emitter.hpp"
 #include "schedules/ring_emitter.hpp"
+#include "schedules/tp_emitter.hpp"
 #include "sim/error.hpp"
 #include "sim/network_analytical.hpp"
 #include "sim/time.hpp"
@@ -122,7 +124,7 @@ PipelineShape step_shape(const StepPlan& p) {
   return s;
 }
 
-class StepBuilder final : private PipelineEmitHost, private RingEmitHost {
+class StepBuilder final : private PipelineEmitHost, private RingEmitHost, private TpEmitHost {
  public:
   StepBuilder(const TransformerModel& model, const StepPlan& plan, const HardwareProfile& hw)
       : m_(model),
@@ -340,69 +342,77 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost {
     Phase phase = Phase::fwd;
   };
 
-  OpId gemm(const Ctx& c, std::string name, GemmShape g, Phase phase) {
-    return kernel(std::move(name), phase, c.layer, c.mb, c.chunk, KernelKind::gemm, g);
+  // ---- tensor-parallel linear layers: schedules/tp_emitter, without tensors -------------------
+  OpId tp_kernel(std::string name, Phase phase, KernelCall call) override {
+    last_compute_ = builder_.add(rank_, compute_, std::move(name),
+                                 OpLabels{phase, tp_ctx_.layer, tp_ctx_.mb, -1, tp_ctx_.chunk},
+                                 std::move(call), take_waits());
+    return last_compute_;
+  }
+  OpId tp_collective(std::string name, Phase phase, CollectiveKind kind, std::int64_t bytes,
+                     SlotId /*in*/, SlotId /*out*/) override {
+    return tp_collective(std::move(name), phase, tp_ctx_.layer, tp_ctx_.mb, tp_ctx_.chunk, kind,
+                         bytes);
+  }
+  void tp_wait(OpId op) override { wait(op); }
+
+  // The op names of a layer ("qkv", "recompute mlp up", ...), made once per name.
+  const TpNames& tp_names(const std::string& what) {
+    auto it = tp_names_.find(what);
+    if (it != tp_names_.end()) return it->second;
+    TpNames n{what + " gemm",
+              what + " dgrad",
+              what + " wgrad",
+              {},
+              {},
+              what + " x all-gather",
+              what + " x all-gather (bwd)",
+              what + " x all-gather (wgrad)",
+              what + " dy all-gather",
+              what + " y reduce-scatter",
+              what + " y all-reduce",
+              what + " dx reduce-scatter",
+              what + " dx all-reduce"};
+    return tp_names_.emplace(what, std::move(n)).first->second;
+  }
+
+  // One rank's layer: column n = out / t, k = in; row n = out, k = in / t; W stored [k, n].
+  TpLayerEmitter tp_layer(const Ctx& c, bool column, std::int64_t n, std::int64_t k) {
+    tp_ctx_ = c;
+    TpLayerSpec spec;
+    spec.column = column;
+    spec.tokens = tokens_;
+    spec.local_tokens = local_tokens_;
+    spec.n = n;
+    spec.k = k;
+    spec.sequence_parallel = sp_;
+    spec.comm = t_ > 1;
+    spec.tensors = false;
+    spec.w_out_major = false;
+    spec.dtype = p_.dtype;
+    return TpLayerEmitter(spec);
   }
 
   void column_forward(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k) {
-    if (sp_) {
-      wait(tp_collective(what + " x all-gather", c.phase, c.layer, c.mb, c.chunk,
-                         CollectiveKind::all_gather, act_bytes(k)));
-    }
-    gemm(c, what + " gemm", GemmShape{tokens_, n, k, false, false, false}, c.phase);
+    tp_layer(c, true, n, k).forward(*this, {}, tp_names(what), c.phase);
   }
-
   void row_forward(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k) {
-    gemm(c, what + " gemm", GemmShape{tokens_, n, k, false, false, false}, c.phase);
-    if (t_ > 1) {
-      wait(sp_ ? tp_collective(what + " y reduce-scatter", c.phase, c.layer, c.mb, c.chunk,
-                               CollectiveKind::reduce_scatter, act_bytes(n))
-               : tp_collective(what + " y all-reduce", c.phase, c.layer, c.mb, c.chunk,
-                               CollectiveKind::all_reduce, act_bytes(n)));
-    }
+    tp_layer(c, false, n, k).forward(*this, {}, tp_names(what), c.phase);
   }
-
-  // Column backward; with_wgrad false: B of a split backward (the wgrad comes in W).
+  // with_wgrad false: B of a split backward (the wgrad comes in W).
   void column_backward(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k,
                        bool with_wgrad) {
-    OpId gather = -1;
-    if (sp_ && with_wgrad) {
-      gather = tp_collective(what + " x all-gather (bwd)", Phase::bwd, c.layer, c.mb, c.chunk,
-                             CollectiveKind::all_gather, act_bytes(k));
-    }
-    gemm(c, what + " dgrad", GemmShape{tokens_, k, n, false, true, false}, Phase::bwd);
-    OpId reduce = -1;
-    if (t_ > 1) {
-      reduce = sp_ ? tp_collective(what + " dx reduce-scatter", Phase::bwd, c.layer, c.mb, c.chunk,
-                                   CollectiveKind::reduce_scatter, act_bytes(k))
-                   : tp_collective(what + " dx all-reduce", Phase::bwd, c.layer, c.mb, c.chunk,
-                                   CollectiveKind::all_reduce, act_bytes(k));
-    }
-    if (with_wgrad) {
-      wait(gather);
-      gemm(c, what + " wgrad", GemmShape{n, k, tokens_, true, false, true}, Phase::wgrad);
-    }
-    wait(reduce);
+    tp_layer(c, true, n, k).backward(*this, {}, tp_names(what), with_wgrad);
   }
-
-  void column_wgrad(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k) {
-    if (sp_) {
-      wait(tp_collective(what + " x all-gather (wgrad)", Phase::wgrad, c.layer, c.mb, c.chunk,
-                         CollectiveKind::all_gather, act_bytes(k)));
-    }
-    gemm(c, what + " wgrad", GemmShape{n, k, tokens_, true, false, true}, Phase::wgrad);
-  }
-
   void row_backward(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k,
                     bool with_wgrad) {
-    if (sp_) {
-      wait(tp_collective(what + " dy all-gather", Phase::bwd, c.layer, c.mb, c.chunk,
-                         CollectiveKind::all_gather, act_bytes(n)));
-    }
-    gemm(c, what + " dgrad", GemmShape{tokens_, k, n, false, true, false}, Phase::bwd);
-    if (with_wgrad) {
-      gemm(c, what + " wgrad", GemmShape{n, k, tokens_, true, false, true}, Phase::wgrad);
-    }
+    tp_layer(c, false, n, k).backward(*this, {}, tp_names(what), with_wgrad);
+  }
+  void column_wgrad(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k) {
+    tp_layer(c, true, n, k).wgrad(*this, {}, tp_names(what));
+  }
+  void row_wgrad(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k) {
+    tp_layer(c, false, n, k).wgrad(*this, {}, tp_names(what));
   }
 
   // ---- attention: one causal block, or the CP ring of schedules/ring_emitter
@@ -507,11 +517,9 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost {
   }
 
   void layer_wgrad(const Ctx& c) {
-    gemm(c, "mlp down wgrad", GemmShape{m_.hidden, m_.ffn_hidden / t_, tokens_, true, false, true},
-         Phase::wgrad);
+    row_wgrad(c, "mlp down", m_.hidden, m_.ffn_hidden / t_);
     column_wgrad(c, "mlp up", up_n(), m_.hidden);
-    gemm(c, "proj wgrad", GemmShape{m_.hidden, m_.hidden / t_, tokens_, true, false, true},
-         Phase::wgrad);
+    row_wgrad(c, "proj", m_.hidden, m_.hidden / t_);
     column_wgrad(c, "qkv", qkv_n(), m_.hidden);
   }
 
@@ -687,6 +695,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost {
   std::vector<int> cp_ranks_;
   std::optional<RingEmitter> ring_emitter_;  // this rank's CP ring
   Ctx ring_ctx_;                             // labels of the ring being emitted
+  Ctx tp_ctx_;                               // labels of the layer being emitted
+  std::map<std::string, TpNames> tp_names_;
   std::vector<int> peer_ranks_;  // the rank at each pipeline index with this rank's other coords
   std::vector<StreamId> pair_streams_;  // the pp_comm stream to each pipeline index
   GroupPlacement dp_placement_, tp_placement_;

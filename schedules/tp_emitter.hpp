@@ -1,0 +1,90 @@
+#pragma once
+// The emission of one tensor-parallel linear layer on one rank (ARCHITECTURE.md §4.3), shared by
+// build_tp_linear (one layer with tensor slots) and the training step (QKV, projection, MLP up
+// and down, the output head; no slots): the GEMMs, the sequence-parallel all-gathers and
+// reduce-scatters or the all-reduces, in the order and with the waits of Megatron's layers
+// (seed 002): the column backward launches the input all-gather before the dX GEMM and the dX
+// reduction before the dW GEMM, so both overlap under the single hardware queue.
+//
+// One rank's GEMM dimensions: Y [T, n] = X [T, k] W^T. Column: n = D_out / t, k = D_in; row:
+// n = D_out, k = D_in / t. Every collective moves one whole [T, D] activation: T k e bytes for the
+// column layer (X, dX), T n e for the row layer (Y, dY).
+#include <cstdint>
+#include <string>
+
+#include "sim/program.hpp"
+
+namespace meshsim {
+
+// The tensors one rank touches (all -1 when the Program has no tensors). When t = 1 the
+// gathered/partial slots alias the local ones.
+struct TpTensors {
+  SlotId x = -1, x_total = -1, w = -1, b = -1, y_partial = -1, y = -1;
+  SlotId dy = -1, dy_total = -1, dx_partial = -1, dx = -1, dw = -1, db = -1;
+};
+
+// The op names of one layer, in the host's words.
+struct TpNames {
+  std::string fwd_gemm, dgrad_gemm, wgrad_gemm, bias_add, bias_grad;
+  std::string x_gather, x_gather_bwd, x_gather_wgrad, dy_gather;
+  std::string y_reduce_scatter, y_all_reduce, dx_reduce_scatter, dx_all_reduce;
+};
+
+struct TpLayerSpec {
+  bool column = true;
+  std::int64_t tokens = 0;        // T: rows of the whole activation
+  std::int64_t local_tokens = 0;  // rows outside the layer pair: T / t under SP, else T
+  std::int64_t n = 0, k = 0;
+  bool sequence_parallel = false;  // all-gather / reduce-scatter instead of all-reduce
+  bool comm = false;               // t > 1
+  bool bias = false;
+  bool sync = false;        // the host waits right after launching each backward collective
+  bool tensors = true;      // slots in kernel calls and collectives
+  bool w_out_major = true;  // W stored [n, k] (PyTorch's [out, in]); false: [k, n]
+  DType dtype = DType::bf16;
+};
+
+class TpEmitHost {
+ public:
+  // A kernel on the compute stream; it waits for (and consumes) the pending waits.
+  virtual OpId tp_kernel(std::string name, Phase phase, KernelCall call) = 0;
+  // A collective of the TP group on its communication stream; -1 when the host has none to emit.
+  virtual OpId tp_collective(std::string name, Phase phase, CollectiveKind kind, std::int64_t bytes,
+                             SlotId in, SlotId out) = 0;
+  // Makes the next kernel wait for op (ignored when op < 0).
+  virtual void tp_wait(OpId op) = 0;
+
+ protected:
+  ~TpEmitHost() = default;
+};
+
+class TpLayerEmitter {
+ public:
+  explicit TpLayerEmitter(TpLayerSpec spec) : s_(spec) {}
+
+  void forward(TpEmitHost& host, const TpTensors& t, const TpNames& names, Phase phase) const;
+  // with_wgrad false: the B of a split backward (the dW GEMM comes in wgrad()).
+  void backward(TpEmitHost& host, const TpTensors& t, const TpNames& names, bool with_wgrad) const;
+  // The W of a split backward: the column layer gathers its input again under SP.
+  void wgrad(TpEmitHost& host, const TpTensors& t, const TpNames& names) const;
+
+ private:
+  OpId gemm(TpEmitHost& host, const std::string& name, Phase phase, GemmShape shape,
+            std::vector<SlotId> in, std::vector<SlotId> out) const;
+  OpId collective(TpEmitHost& host, const std::string& name, Phase phase, CollectiveKind kind,
+                  SlotId in, SlotId out) const;
+  OpId forward_gemm(TpEmitHost& host, const std::string& name, Phase phase, SlotId x, SlotId w,
+                    SlotId y) const;
+  void dgrad_gemm(TpEmitHost& host, const std::string& name, SlotId dy, SlotId w, SlotId dx) const;
+  void wgrad_gemm(TpEmitHost& host, const std::string& name, SlotId dy, SlotId x, SlotId dw) const;
+  void bias_op(TpEmitHost& host, const std::string& name, Phase phase, ElementwiseFn fn,
+               std::int64_t rows, SlotId a, SlotId b, SlotId out) const;
+  void column_backward(TpEmitHost& host, const TpTensors& t, const TpNames& names,
+                       bool with_wgrad) const;
+  void row_backward(TpEmitHost& host, const TpTensors& t, const TpNames& names,
+                    bool with_wgrad) const;
+
+  TpLayerSpec s_;
+};
+
+}  // namespace meshsim

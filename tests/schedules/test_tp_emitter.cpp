@@ -1,0 +1,107 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "schedules/tp_emitter.hpp"
+
+using namespace meshsim;
+
+namespace {
+
+struct RecordingHost final : TpEmitHost {
+  struct Call {
+    std::string name;
+    std::vector<OpId> waits;  // what a kernel waited for
+    std::int64_t bytes = 0;   // collectives
+    GemmShape gemm;
+  };
+  std::vector<Call> calls;
+  std::vector<OpId> pending;
+
+  OpId tp_kernel(std::string name, Phase, KernelCall call) override {
+    Call c{std::move(name), pending, 0, {}};
+    if (const auto* g = std::get_if<GemmShape>(&call.shape)) c.gemm = *g;
+    calls.push_back(std::move(c));
+    pending.clear();
+    return static_cast<OpId>(calls.size() - 1);
+  }
+  OpId tp_collective(std::string name, Phase, CollectiveKind, std::int64_t bytes, SlotId,
+                     SlotId) override {
+    calls.push_back({std::move(name), {}, bytes, {}});
+    return static_cast<OpId>(calls.size() - 1);
+  }
+  void tp_wait(OpId op) override {
+    if (op >= 0) pending.push_back(op);
+  }
+  std::vector<std::string> names() const {
+    std::vector<std::string> n;
+    for (const auto& c : calls) n.push_back(c.name);
+    return n;
+  }
+};
+
+const TpNames kNames{"fwd",  "dgrad", "wgrad", "bias add", "bias grad", "xg",   "xg bwd",
+                     "xg w", "dyg",   "y rs",  "y ar",     "dx rs",     "dx ar"};
+
+TpLayerSpec column_spec(bool sp, bool sync) {
+  TpLayerSpec s;
+  s.column = true;
+  s.tokens = 1024;
+  s.local_tokens = sp ? 256 : 1024;
+  s.n = 512;  // D_out / t
+  s.k = 2048;
+  s.sequence_parallel = sp;
+  s.comm = true;
+  s.sync = sync;
+  s.tensors = false;
+  s.dtype = DType::bf16;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("TpLayerEmitter column backward: the overlap order of Megatron's layer") {
+  RecordingHost h;
+  TpLayerEmitter(column_spec(true, false)).backward(h, {}, kNames, true);
+  // gather X, dX GEMM, reduce-scatter dX, dW GEMM (after the gather), then dX is waited for.
+  CHECK(h.names() == std::vector<std::string>{"xg bwd", "dgrad", "dx rs", "wgrad"});
+  CHECK(h.calls[3].waits == std::vector<OpId>{0});
+  CHECK(h.pending == std::vector<OpId>{2});
+  // Every column collective moves the whole [T, D_in] activation: 1024 x 2048 x 2 bytes.
+  CHECK(h.calls[0].bytes == 1024 * 2048 * 2);
+  // W stored [out, in]: dX [T, k] = dY [T, n] W, no transpose; dW [n, k] = dY^T X.
+  CHECK(h.calls[1].gemm == GemmShape{1024, 2048, 512, false, false, false});
+  CHECK(h.calls[3].gemm == GemmShape{512, 2048, 1024, true, false, true});
+}
+
+TEST_CASE("TpLayerEmitter: sync waits at once; the split backward leaves dW for wgrad()") {
+  RecordingHost sync;
+  TpLayerEmitter(column_spec(true, true)).backward(sync, {}, kNames, true);
+  CHECK(sync.calls[1].waits == std::vector<OpId>{0});  // dX GEMM waits for the gather
+  RecordingHost split;
+  const TpLayerEmitter e(column_spec(true, false));
+  e.backward(split, {}, kNames, false);
+  CHECK(split.names() == std::vector<std::string>{"dgrad", "dx rs"});
+  e.wgrad(split, {}, kNames);
+  CHECK(split.names() == std::vector<std::string>{"dgrad", "dx rs", "xg w", "wgrad"});
+}
+
+TEST_CASE("TpLayerEmitter row forward: all-reduce without SP, reduce-scatter with it") {
+  TpLayerSpec s = column_spec(false, false);
+  s.column = false;
+  s.n = 2048;  // D_out
+  s.k = 128;   // D_in / t
+  RecordingHost ar;
+  TpLayerEmitter(s).forward(ar, {}, kNames, Phase::fwd);
+  CHECK(ar.names() == std::vector<std::string>{"fwd", "y ar"});
+  CHECK(ar.calls[1].bytes == 1024 * 2048 * 2);  // the whole [T, D_out] output
+  s.sequence_parallel = true;
+  RecordingHost rs;
+  TpLayerEmitter(s).forward(rs, {}, kNames, Phase::fwd);
+  CHECK(rs.names() == std::vector<std::string>{"fwd", "y rs"});
+  s.comm = false;  // t = 1: no collective at all
+  RecordingHost solo;
+  TpLayerEmitter(s).forward(solo, {}, kNames, Phase::fwd);
+  CHECK(solo.names() == std::vector<std::string>{"fwd"});
+}
