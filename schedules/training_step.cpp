@@ -10,8 +10,6 @@
 #include "schedules/ring_emitter.hpp"
 #include "schedules/tp_emitter.hpp"
 #include "sim/error.hpp"
-#include "sim/network_analytical.hpp"
-#include "sim/time.hpp"
 
 // What build_training_step emits (design §4.4), per mesh rank (Megatron order: tp fastest, then
 // cp, then dp, pp outermost), on the streams compute, tp_comm, cp_comm, dp_comm and one
@@ -66,18 +64,18 @@
 //   neighbour and every group sits where it really does), but only the ranks with dp index 0
 //   get ops; the others stay empty. Each gradient reduction / parameter all-gather is then a
 //   collective over the built members of the dp-cp group (the cp ranks of dp 0; a one-member group
-//   when cp = 1) with a fixed time: collective_cost() of the analytical network for the FULL
-//   dp x cp group at its real placement (dp members tp x cp ranks apart) and the same bytes. What
+//   when cp = 1) timed as the FULL dp x cp group (Group::timed_as): the cost model prices it at
+//   that group's real placement (dp members tp x cp ranks apart) with the same bytes. What
 //   is folded: the other replicas' ops (identical programs, same times) and the rendezvous with
 //   them. The analytical model has no contention, so the folded and unfolded step times are equal;
-//   under the flow-level network the fixed time replaces the replicas' flows (the folded DP
+//   under the flow-level network the timed-as cost replaces the replicas' flows (the folded DP
 //   collectives then do not contend with anything), and metrics' byte counts exclude the DP
 //   traffic to other replicas.
 // Folding (fold_tp, when folds_tp(): gpus_per_node a multiple or divisor of tp, so every TP rank
 //   sees the same placements): only the ranks with tp index 0 get ops. Each TP collective is
-//   emitted as before but on a one-member "tp" group (the rank itself) with a fixed time:
-//   collective_cost() of the analytical network for the FULL tp group at its real placement, same
-//   kind, bytes, dtype and algorithm. The CP ring, the pipeline exchanges and the DP reductions
+//   emitted as before but on a one-member "tp" group (the rank itself) timed as the FULL tp group
+//   (Group::timed_as), priced by the cost model at its real placement with the same kind, bytes,
+//   dtype and algorithm. The CP ring, the pipeline exchanges and the DP reductions
 //   run between the tp index 0 ranks (their groups and peers are unchanged). TP ranks run
 //   identical programs in lockstep, so under the analytical network each real TP collective's
 //   members all arrive at once and it takes its analytical time: the folded and unfolded step
@@ -126,10 +124,9 @@ PipelineShape step_shape(const StepPlan& p) {
 
 class StepBuilder final : private PipelineEmitHost, private RingEmitHost, private TpEmitHost {
  public:
-  StepBuilder(const TransformerModel& model, const StepPlan& plan, const HardwareProfile& hw)
+  StepBuilder(const TransformerModel& model, const StepPlan& plan, int gpus_per_node)
       : m_(model),
         p_(plan),
-        hw_(hw),
         shape_(step_shape(plan)),
         pp_(plan.pp),
         v_(chunks_of(shape_)),
@@ -137,12 +134,12 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
         t_(plan.tp),
         n_cp_(plan.cp),
         sp_(plan.sequence_parallel && plan.tp > 1),
-        fold_tp_(folds_tp(plan, hw.gpus_per_node)),
+        fold_tp_(folds_tp(plan, gpus_per_node)),
         split_(split_layers(model.layers, plan.pp * chunks_of(shape_))),
-        builder_(make_megatron_mesh(plan.tp, plan.cp, plan.dp, plan.pp, hw.gpus_per_node),
+        builder_(make_megatron_mesh(plan.tp, plan.cp, plan.dp, plan.pp, gpus_per_node),
                  plan.tp > 1 || plan.cp > 1, describe(model, plan)) {
     builder_.reserve(static_cast<std::size_t>(
-        std::min(estimated_ops(model, plan, folds_tp(plan, hw.gpus_per_node)), kMaxOps)));
+        std::min(estimated_ops(model, plan, folds_tp(plan, gpus_per_node)), kMaxOps)));
     compute_ = builder_.stream("compute");
     tp_comm_ = builder_.stream("tp_comm");
     cp_comm_ = builder_.stream("cp_comm");
@@ -220,10 +217,10 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
     bucket_bytes_.clear();
     wgrad_passes_.assign(static_cast<std::size_t>(v_), 0);
     {
+      // Folded: a one-member group (the rank itself), timed as the whole TP group.
       std::vector<int> tp_full = mesh.group_of("tp", rank);
-      tp_placement_ = placement_of(mesh, tp_full);
-      // Folded: a one-member group (the rank itself), timed for the full group (tp_collective).
-      tp_group_ = builder_.group("tp", fold_tp_ ? std::vector<int>{rank} : std::move(tp_full));
+      tp_group_ = fold_tp_ ? builder_.group("tp", {rank}, std::move(tp_full))
+                           : builder_.group("tp", std::move(tp_full));
     }
     cp_ranks_ = mesh.group_of("cp", rank);
     ring_emitter_.emplace(ring_, cp_index, kRingStyle);
@@ -243,9 +240,11 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
     }
     std::sort(full.begin(), full.end());
     dp_size_ = static_cast<int>(full.size());
-    dp_placement_ = placement_of(mesh, full);
     if (p_.fold_dp) {
-      dp_group_ = builder_.group("dp-cp", cp_ranks_);  // the built members only
+      // The built members only, timed as the whole dp-cp group.
+      dp_group_ = full.size() > cp_ranks_.size()
+                      ? builder_.group("dp-cp", cp_ranks_, std::move(full))
+                      : builder_.group("dp-cp", cp_ranks_);
     } else {
       dp_group_ = builder_.group("dp-cp", full);
     }
@@ -308,14 +307,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
     std::vector<OpId> deps = waits_;
     if (last_compute_ >= 0) deps.push_back(last_compute_);
     const CollectiveCall call{kind, tp_group_, bytes, p_.dtype};
-    const OpId op = builder_.add(rank_, tp_comm_, std::move(name),
-                                 OpLabels{phase, layer, mb, -1, chunk}, call, std::move(deps));
-    if (fold_tp_) {
-      builder_.set_fixed_time(
-          op, seconds_to_ns(
-                  collective_cost(hw_.network, kind, tp_placement_, bytes, call.algo).seconds));
-    }
-    return op;
+    return builder_.add(rank_, tp_comm_, std::move(name), OpLabels{phase, layer, mb, -1, chunk},
+                        call, std::move(deps));
   }
 
   OpId dp_collective(std::string name, Phase phase, int mb, int chunk, CollectiveKind kind,
@@ -323,14 +316,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
     std::vector<OpId> deps;
     if (last_compute_ >= 0) deps.push_back(last_compute_);
     const DType dtype = phase == Phase::optimizer ? p_.dtype : DType::fp32;
-    const OpId op =
-        builder_.add(rank_, dp_comm_, std::move(name), OpLabels{phase, -1, mb, -1, chunk},
-                     CollectiveCall{kind, dp_group_, bytes, dtype}, std::move(deps));
-    if (p_.fold_dp) {
-      builder_.set_fixed_time(
-          op, seconds_to_ns(collective_cost(hw_.network, kind, dp_placement_, bytes).seconds));
-    }
-    return op;
+    return builder_.add(rank_, dp_comm_, std::move(name), OpLabels{phase, -1, mb, -1, chunk},
+                        CollectiveCall{kind, dp_group_, bytes, dtype}, std::move(deps));
   }
 
   // Activation bytes of one TP collective: a whole [T, width] tensor.
@@ -678,7 +665,6 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
 
   const TransformerModel& m_;
   const StepPlan& p_;
-  const HardwareProfile& hw_;
   PipelineShape shape_;
   int pp_, v_, stages_, t_, n_cp_;
   bool sp_, fold_tp_;
@@ -699,7 +685,6 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   std::map<std::string, TpNames> tp_names_;
   std::vector<int> peer_ranks_;  // the rank at each pipeline index with this rank's other coords
   std::vector<StreamId> pair_streams_;  // the pp_comm stream to each pipeline index
-  GroupPlacement dp_placement_, tp_placement_;
   std::vector<OpId> waits_;
   OpId last_compute_ = -1;
   std::vector<OpId> dp_ops_;
@@ -793,12 +778,13 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
 }
 
 Program build_training_step(const TransformerModel& model, const StepPlan& plan,
-                            const HardwareProfile& hardware) {
+                            int gpus_per_node) {
   check_step_plan(model, plan);
-  if (plan.fold_tp && plan.tp > 1 && !folds_tp(plan, hardware.gpus_per_node)) {
+  require_positive(gpus_per_node, "gpus_per_node");
+  if (plan.fold_tp && plan.tp > 1 && !folds_tp(plan, gpus_per_node)) {
     check_size(model, plan, false);
   }
-  return StepBuilder(model, plan, hardware).build();
+  return StepBuilder(model, plan, gpus_per_node).build();
 }
 
 std::int64_t estimated_step_ops(const TransformerModel& model, const StepPlan& plan,

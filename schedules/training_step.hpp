@@ -14,7 +14,6 @@
 #include "schedules/pipeline_orders.hpp"
 #include "schedules/ring_attention.hpp"
 #include "sim/dtype.hpp"
-#include "sim/hardware_profile.hpp"
 #include "sim/program.hpp"
 
 namespace meshsim {
@@ -34,13 +33,13 @@ struct StepPlan {
   DType dtype = DType::bf16;
   int dp_buckets = 4;  // DP gradient buckets per chunk, reduced as the backward releases them
   // Simulate one DP replica: DP ranks run identical programs, so only dp index 0 is built and its
-  // gradient reductions are ops with the analytical time of the whole DP group. Exactly: the
+  // gradient reductions are collectives timed as the whole DP group. Exactly: the
   // Program's mesh stays the whole tp x cp x dp x pp mesh (every group and pipeline neighbour
   // sits where it really does; ranks with dp index > 0 simply have no ops); each gradient
   // reduce-scatter / all-reduce and each parameter all-gather of the distributed optimizer is a
   // collective over the built members of the dp-cp group (the cp ranks of dp index 0, one member
-  // when cp = 1) with a fixed time (ProgramBuilder::set_fixed_time) = collective_cost() of
-  // sim/network_analytical for the FULL dp x cp group at its real placement, same kind and bytes.
+  // when cp = 1) whose Group::timed_as is the FULL dp x cp group: the cost model prices it at
+  // that group's real placement, same kind and bytes (the graph holds no time).
   // What is left out: the other replicas' ops and the rendezvous with them (they would arrive at
   // the same time: identical programs), and under --network flow their flows (the command then
   // unfolds); RunMetrics' byte counts leave out the DP traffic to other replicas. With the
@@ -51,9 +50,9 @@ struct StepPlan {
   // network they move in lockstep and each TP collective takes exactly its analytical time.
   // Exactly: the mesh stays whole; only ranks with tp index 0 get ops (with fold_dp, only those
   // with tp index 0 and dp index 0); every TP all-gather / reduce-scatter / all-reduce is a
-  // collective over a one-member "tp" group (the rank itself) with a fixed time = collective_cost()
-  // of sim/network_analytical for the FULL tp group at its real placement, same kind, bytes, dtype
-  // and algorithm. The CP ring exchanges, the pipeline p2p and the DP reductions run between the
+  // collective over a one-member "tp" group (the rank itself) whose Group::timed_as is the FULL
+  // tp group, priced at its real placement with the same kind, bytes, dtype and algorithm. The
+  // CP ring exchanges, the pipeline p2p and the DP reductions run between the
   // built (tp index 0) ranks as before; the DP group placement and times are those of the real
   // group (the same for every tp index). What is left out: the other TP ranks' ops, the rendezvous
   // with them (simultaneous: lockstep), under --network flow their flows (the command unfolds);
@@ -78,8 +77,9 @@ MemoryPlan memory_plan(const StepPlan& plan);
 // schedule's shape rules, world size = tp x pp x cp x dp).
 void check_step_plan(const TransformerModel& model, const StepPlan& plan);
 
-Program build_training_step(const TransformerModel& model, const StepPlan& plan,
-                            const HardwareProfile& hardware);
+// The step's schedule graph on a cluster of gpus_per_node GPUs per node (the mesh placement: the
+// graph does not depend on any other hardware figure).
+Program build_training_step(const TransformerModel& model, const StepPlan& plan, int gpus_per_node);
 
 // The builder's size estimate of the plan's Program: built ranks (tp x pp x cp x dp, less the
 // folded tp and dp) x microbatches x layers per pipeline rank x (40 + 8 cp) ops per layer, an

@@ -1,5 +1,6 @@
 #include "sim/comm_plan.hpp"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -16,6 +17,25 @@ struct PendingSide {
 };
 
 // Structural rules a Program loaded from anywhere must satisfy before matching.
+// A folded group's timed_as: the whole group, distinct ranks of the mesh, holding every member.
+void check_timed_as(const Group& group, std::size_t g, int world) {
+  if (group.timed_as.empty()) return;
+  std::vector<int> whole = group.timed_as;
+  std::sort(whole.begin(), whole.end());
+  if (whole.front() < 0 || whole.back() >= world) {
+    throw InputError(
+        fmt::format("groups[{}]: timed_as holds a rank outside the mesh of {} ranks", g, world));
+  }
+  if (std::adjacent_find(whole.begin(), whole.end()) != whole.end()) {
+    throw InputError(fmt::format("groups[{}]: timed_as lists a rank twice", g));
+  }
+  for (int r : group.ranks) {
+    if (!std::binary_search(whole.begin(), whole.end(), r)) {
+      throw InputError(fmt::format("groups[{}]: member {} is not in timed_as", g, r));
+    }
+  }
+}
+
 void check_structure(const Program& p) {
   const int world = p.world_size();
   const auto n_streams = static_cast<StreamId>(p.streams.size());
@@ -41,6 +61,7 @@ void check_structure(const Program& p) {
       }
       seen[static_cast<std::size_t>(r)] = true;
     }
+    check_timed_as(group, g, world);
   }
   for (std::size_t s = 0; s < p.slots.size(); ++s) {
     const auto& slot = p.slots[s];

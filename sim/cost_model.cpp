@@ -1,5 +1,7 @@
 #include "sim/cost_model.hpp"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "sim/compute_model.hpp"
@@ -42,6 +44,8 @@ Durations estimate_durations(const Program& program, const CommPlan& plan,
   }
 
   d.collectives.reserve(plan.collectives.size());
+  // Each group's placement once (a folded group is placed as the whole group it stands for).
+  std::vector<std::optional<GroupPlacement>> placements(program.groups.size());
   for (const auto& inst : plan.collectives) {
     MESHSIM_CHECK(inst.group >= 0 && static_cast<std::size_t>(inst.group) < program.groups.size(),
                   fmt::format("collective instance on unknown group {}", inst.group));
@@ -50,10 +54,13 @@ Durations estimate_durations(const Program& program, const CommPlan& plan,
       d.collectives.push_back(fixed);
       continue;
     }
-    const auto placement =
-        placement_of(program.mesh, program.groups[static_cast<std::size_t>(inst.group)].ranks);
+    auto& placement = placements[static_cast<std::size_t>(inst.group)];
+    if (!placement) {
+      const Group& g = program.groups[static_cast<std::size_t>(inst.group)];
+      placement = placement_of(program.mesh, g.timed_as.empty() ? g.ranks : g.timed_as);
+    }
     d.collectives.push_back(seconds_to_ns(
-        collective_cost(hw.network, inst.kind, placement, inst.bytes, inst.algo).seconds));
+        collective_cost(hw.network, inst.kind, *placement, inst.bytes, inst.algo).seconds));
   }
   d.comm_interference = hw.comm_interference;
   return d;

@@ -51,15 +51,16 @@ StreamId ProgramBuilder::stream(std::string_view name) {
   return static_cast<StreamId>(program_.streams.size() - 1);
 }
 
-GroupId ProgramBuilder::group(std::string_view dim, std::vector<int> ranks) {
+GroupId ProgramBuilder::group(std::string_view dim, std::vector<int> ranks,
+                              std::vector<int> timed_as) {
   for (const auto& g : program_.groups) {
-    if (g.dim == dim && g.ranks == ranks) return g.id;
+    if (g.dim == dim && g.ranks == ranks && g.timed_as == timed_as) return g.id;
   }
   for (int r : ranks) {
     MESHSIM_CHECK(r >= 0 && r < program_.world_size(), fmt::format("group rank {} outside", r));
   }
   const auto id = static_cast<GroupId>(program_.groups.size());
-  program_.groups.push_back(Group{id, std::string(dim), std::move(ranks)});
+  program_.groups.push_back(Group{id, std::string(dim), std::move(ranks), std::move(timed_as)});
   return id;
 }
 

@@ -107,6 +107,11 @@ struct Group {
   GroupId id = 0;
   std::string dim;         // mesh dimension the group spans ("cp", "tp", ...)
   std::vector<int> ranks;  // in group position order
+  // Folding (ARCHITECTURE.md §2): when the builder builds only some members of a group whose
+  // other members run identical programs, the group holds the built members and timed_as the
+  // whole group; its collectives are costed as collectives of timed_as at its placement. Empty:
+  // the group is costed as itself.
+  std::vector<int> timed_as;
   bool operator==(const Group&) const = default;
 };
 
@@ -143,7 +148,7 @@ class ProgramBuilder {
   ProgramBuilder(Mesh mesh, bool single_queue, std::string description);
 
   StreamId stream(std::string_view name);
-  GroupId group(std::string_view dim, std::vector<int> ranks);
+  GroupId group(std::string_view dim, std::vector<int> ranks, std::vector<int> timed_as = {});
   SlotId slot(int rank, std::string name, DType dtype, std::vector<std::int64_t> shape,
               std::vector<TokenRange> tokens = {});
 

@@ -239,7 +239,11 @@ nlohmann::ordered_json program_to_json(const Program& p) {
   j["single_queue"] = p.single_queue;
   j["streams"] = p.streams;
   ojson groups = ojson::array();
-  for (const auto& g : p.groups) groups.push_back({{"dim", g.dim}, {"ranks", g.ranks}});
+  for (const auto& g : p.groups) {
+    ojson group = {{"dim", g.dim}, {"ranks", g.ranks}};
+    if (!g.timed_as.empty()) group["timed_as"] = g.timed_as;
+    groups.push_back(std::move(group));
+  }
   j["groups"] = groups;
   ojson slots = ojson::array();
   for (const auto& s : p.slots) {
@@ -301,9 +305,10 @@ Program program_from_json(const nlohmann::json& j, std::string_view origin) {
   const JsonField groups = top["groups"];
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const JsonField g = groups.at(i);
-    g.expect_keys({"dim", "ranks"});
+    g.expect_keys({"dim", "ranks", "timed_as"});
     p.groups.push_back(
-        Group{static_cast<GroupId>(i), g["dim"].as_string(), int_list(g["ranks"], 0, kMaxInt)});
+        Group{static_cast<GroupId>(i), g["dim"].as_string(), int_list(g["ranks"], 0, kMaxInt),
+              g.has("timed_as") ? int_list(g["timed_as"], 0, kMaxInt) : std::vector<int>{}});
   }
   const JsonField slots = top["slots"];
   for (std::size_t i = 0; i < slots.size(); ++i) {

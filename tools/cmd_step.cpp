@@ -227,7 +227,7 @@ int run_step_command(std::span<const std::string> argv, const CommandContext& ct
   check_step_plan(model, p);
 
   const MemoryEstimate mem = estimate_memory(model, memory_plan(p), out.hardware);
-  Program program = build_training_step(model, p, out.hardware);
+  Program program = build_training_step(model, p, out.hardware.gpus_per_node);
   const SimulationResult result = run_simulation(std::move(program), out.hardware, out.provenance,
                                                  !out.trace_path.empty(), started, out.network);
   OutputFiles files;

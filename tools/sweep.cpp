@@ -79,7 +79,7 @@ SweepRow evaluate_plan(const TransformerModel& model, const StepPlan& plan,
   if (row.oom) return row;
   Program program;
   try {
-    program = build_training_step(model, plan, hardware);
+    program = build_training_step(model, plan, hardware.gpus_per_node);
   } catch (const InputError& e) {  // a plan too large to simulate: a row, not a failed sweep
     row.critical_path = fmt::format("not simulated: {}", e.what());
     return row;

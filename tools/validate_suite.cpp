@@ -75,7 +75,7 @@ SuiteConfig step_config(int ranks, int ranks_per_node) {
     check_step_plan(m, plan);
     HardwareProfile hw = *builtin_hardware("h100-sxm");
     hw.gpus_per_node = ranks_per_node;
-    return build_training_step(m, plan, hw);
+    return build_training_step(m, plan, hw.gpus_per_node);
   };
   return c;
 }

@@ -90,7 +90,7 @@ void run_step(benchmark::State& state, const StepCase& c) {
           meshsim::estimate_memory(model, meshsim::memory_plan(c.plan), hw);
       benchmark::DoNotOptimize(mem.peak_bytes);
       const meshsim::SimulationResult r =
-          meshsim::run_simulation(meshsim::build_training_step(model, c.plan, hw), hw,
+          meshsim::run_simulation(meshsim::build_training_step(model, c.plan, hw.gpus_per_node), hw,
                                   meshsim::Provenance{}, false, std::chrono::steady_clock::now());
       ops = r.program.ops.size();
       events = r.timeline.events;

@@ -70,8 +70,8 @@ Counts count(const Program& prog, int rank, int layer, Phase phase) {
 }
 
 Nanos step_time(const TransformerModel& m, const StepPlan& p, const HardwareProfile& hw) {
-  const SimulationResult r = run_simulation(build_training_step(m, p, hw), hw, Provenance{}, false,
-                                            std::chrono::steady_clock::now());
+  const SimulationResult r = run_simulation(build_training_step(m, p, hw.gpus_per_node), hw,
+                                            Provenance{}, false, std::chrono::steady_clock::now());
   return r.metrics.makespan;
 }
 
@@ -85,7 +85,7 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
     // Sequence parallel. Forward: norm, qkv gemm, attention, proj gemm, norm, up gemm,
     // activation, down gemm = 8 kernels (4 gemms); all-gather before qkv and up, reduce-scatter
     // after proj and down = 4 collectives.
-    const Program prog = build_training_step(m, p, hw);
+    const Program prog = build_training_step(m, p, hw.gpus_per_node);
     Counts f = count(prog, 0, 0, Phase::fwd);
     CHECK(f.compute == 8);
     CHECK(f.by_kind["gemm"] == 4);
@@ -124,7 +124,7 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
         std::none_of(prog.ops.begin(), prog.ops.end(), [](const Op& op) { return op.rank == 1; }));
     StepPlan unfolded = p;
     unfolded.fold_tp = false;
-    const Program all = build_training_step(m, unfolded, hw);
+    const Program all = build_training_step(m, unfolded, hw.gpus_per_node);
     for (int r : {0, 1}) {
       CAPTURE(r);
       CHECK(std::count_if(all.ops.begin(), all.ops.end(),
@@ -135,7 +135,7 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
     // Without sequence parallelism: all-reduce after the row layers (fwd) and of the column
     // layers' dx (bwd); no all-gathers.
     p.sequence_parallel = false;
-    const Program prog = build_training_step(m, p, hw);
+    const Program prog = build_training_step(m, p, hw.gpus_per_node);
     Counts f = count(prog, 0, 0, Phase::fwd);
     CHECK(f.comm == 2);
     CHECK(f.by_kind["all_reduce"] == 2);
@@ -147,11 +147,11 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
     // Full recompute: the layer's forward again (8 kernels, 4 collectives) before its backward.
     p.sequence_parallel = true;
     p.recompute = Recompute::full;
-    Counts b = count(build_training_step(m, p, hw), 0, 0, Phase::bwd);
+    Counts b = count(build_training_step(m, p, hw.gpus_per_node), 0, 0, Phase::bwd);
     CHECK(b.compute == 12 + 8);
     CHECK(b.comm == 6 + 4);
     p.recompute = Recompute::selective;  // the attention core only
-    Counts s = count(build_training_step(m, p, hw), 0, 0, Phase::bwd);
+    Counts s = count(build_training_step(m, p, hw.gpus_per_node), 0, 0, Phase::bwd);
     CHECK(s.compute == 12 + 1);
     CHECK(s.by_kind["attention_fwd"] == 1);
   }
@@ -160,7 +160,7 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
 TEST_CASE("training step: the CP ring inside a layer (zigzag, cp 2, p2p)") {
   const TransformerModel m = tiny(1);
   StepPlan p = plan_of(1, 1, 2, 1, 1);
-  const Program prog = build_training_step(m, p, load_hardware("h100-sxm"));
+  const Program prog = build_training_step(m, p, load_hardware("h100-sxm").gpus_per_node);
   for (int r = 0; r < 2; ++r) {
     // Forward: N = 2 steps, both compute under zigzag, one K/V exchange, one merge, one cast.
     Counts f = count(prog, r, 0, Phase::fwd);
@@ -182,7 +182,7 @@ TEST_CASE("training step: step time with unit compute and free communication, tp
   //     + 12) + (12 + embedding grad) + 1 = 9 + 11 + 15 + 13 + 1 = 49 kernels -> 49 us.
   const TransformerModel m = tiny(2);
   const StepPlan p = plan_of(2, 2, 1, 1, 1);
-  const Program prog = build_training_step(m, p, load_hardware("h100-sxm"));
+  const Program prog = build_training_step(m, p, load_hardware("h100-sxm").gpus_per_node);
   const CommPlan plan = validate_program(prog);
   Durations d = estimate_durations(prog, plan, load_hardware("h100-sxm"));
   for (std::size_t i = 0; i < prog.ops.size(); ++i) d.ops[i] = prog.ops[i].is_compute() ? 1000 : 0;
@@ -289,7 +289,7 @@ TEST_CASE("training step: every schedule, rotation and recompute builds deadlock
       p.vp = s == PipelineSchedule::interleaved ? 2 : 1;
       p.cp_rotation = rot;
       p.recompute = rot == KvRotation::p2p ? Recompute::full : Recompute::selective;
-      const Program prog = build_training_step(m, p, hw);
+      const Program prog = build_training_step(m, p, hw.gpus_per_node);
       CHECK_NOTHROW(validate_program(prog));
       CHECK(step_time(m, p, hw) > 0);
     }
@@ -312,10 +312,10 @@ TEST_CASE("training step: folded tensor parallelism builds tp index 0 only") {
   const TransformerModel m = tiny(1);
   const HardwareProfile hw = load_hardware("h100-sxm");
   StepPlan p = plan_of(2, 2, 2, 2, 4);
-  const Program folded = build_training_step(m, p, hw);
+  const Program folded = build_training_step(m, p, hw.gpus_per_node);
   p.fold_tp = false;
   p.fold_dp = false;
-  const Program full = build_training_step(m, p, hw);
+  const Program full = build_training_step(m, p, hw.gpus_per_node);
   CHECK(folded.world_size() == 16);
   CHECK(full.world_size() == 16);
   std::map<int, int> folded_ops, full_ops;
@@ -331,14 +331,17 @@ TEST_CASE("training step: folded tensor parallelism builds tp index 0 only") {
     CHECK((rank / 4) % 2 == 0);
     CHECK(n == full_ops[rank]);
   }
-  // Every TP collective: a one-member "tp" group, with a fixed time (the full group's).
+  // Every TP collective: a one-member "tp" group timed as the whole TP group (the rank and its
+  // tp neighbour: tp varies fastest), with no time in the graph.
   int tp_collectives = 0;
   for (const Op& op : folded.ops) {
     const auto* c = std::get_if<CollectiveCall>(&op.body);
     if (c == nullptr || folded.groups[static_cast<std::size_t>(c->group)].dim != "tp") continue;
     ++tp_collectives;
-    CHECK(folded.groups[static_cast<std::size_t>(c->group)].ranks == std::vector<int>{op.rank});
-    CHECK(op.fixed_ns > 0);
+    const Group& g = folded.groups[static_cast<std::size_t>(c->group)];
+    CHECK(g.ranks == std::vector<int>{op.rank});
+    CHECK(g.timed_as == std::vector<int>{op.rank, op.rank + 1});
+    CHECK(op.fixed_ns == -1);
   }
   CHECK(tp_collectives > 0);
   // gpus_per_node neither a multiple nor a divisor of tp: TP ranks could sit differently, so the
@@ -407,11 +410,11 @@ TEST_CASE("training step: the size estimate, and the built Program stays within 
   // 3 GPUs per node is neither a multiple nor a divisor of tp 2: TP is built, 8 ranks, 7168.
   CHECK(estimated_step_ops(m, p, 3) == 7168);
   const HardwareProfile hw = load_hardware("h100-sxm");
-  CHECK(static_cast<std::int64_t>(build_training_step(m, p, hw).ops.size()) <=
+  CHECK(static_cast<std::int64_t>(build_training_step(m, p, hw.gpus_per_node).ops.size()) <=
         estimated_step_ops(m, p, hw.gpus_per_node));
   p.fold_dp = false;
   p.fold_tp = false;
   // Unfolded: tp x pp x cp x dp = 16 built ranks: 16 x 8 x 2 x 56 = 14336.
   CHECK(estimated_step_ops(m, p, 8) == 14336);
-  CHECK(static_cast<std::int64_t>(build_training_step(m, p, hw).ops.size()) <= 14336);
+  CHECK(static_cast<std::int64_t>(build_training_step(m, p, hw.gpus_per_node).ops.size()) <= 14336);
 }

@@ -113,3 +113,17 @@ TEST_CASE("structural errors in loaded programs are InputErrors") {
   p.ops[0].body = KernelCall{KernelKind::gemm, DType::bf16, VectorShape{3}, {}, {}};
   CHECK(error_of(p).find("wrong shape") != std::string::npos);
 }
+
+TEST_CASE("a folded group's timed_as must hold its members, once each, inside the mesh") {
+  Program p;
+  p.mesh = Mesh({{"dp", 4}}, 8);
+  p.streams = {"comm"};
+  p.groups.push_back(Group{0, "dp", {0}, {0, 1, 2, 3}});
+  CHECK(error_of(p).empty());
+  p.groups[0].timed_as = {1, 2, 3};
+  CHECK(error_of(p).find("groups[0]: member 0 is not in timed_as") != std::string::npos);
+  p.groups[0].timed_as = {0, 1, 1};
+  CHECK(error_of(p).find("timed_as lists a rank twice") != std::string::npos);
+  p.groups[0].timed_as = {0, 9};
+  CHECK(error_of(p).find("timed_as holds a rank outside the mesh of 4 ranks") != std::string::npos);
+}

@@ -6,7 +6,9 @@
 #include "sim/comm_plan.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/hardware_profile.hpp"
+#include "sim/network_analytical.hpp"
 #include "sim/program.hpp"
+#include "sim/time.hpp"
 
 using meshsim::CollectiveKind;
 using meshsim::Nanos;
@@ -99,4 +101,31 @@ TEST_CASE("cost model: the same program across two nodes uses the network figure
   // Compute does not depend on placement.
   CHECK(d.ops[static_cast<std::size_t>(t.gemm)] ==
         meshsim::estimate_durations(tiny(8).program, tiny(8).plan, hw).ops[0]);
+}
+
+TEST_CASE("cost model: a folded group is costed as the whole group it is timed as") {
+  // One built member of a 16-rank group spread over two 8-GPU nodes: its all-reduce costs what
+  // the 16-rank all-reduce at that placement costs (and more than a one-member group, which
+  // moves nothing).
+  const meshsim::HardwareProfile hw = meshsim::load_hardware("h100-sxm");
+  std::vector<int> whole(16);
+  for (int r = 0; r < 16; ++r) whole[static_cast<std::size_t>(r)] = r;
+  meshsim::ProgramBuilder b(meshsim::Mesh({{"dp", 16}}, 8), false, "folded");
+  const auto comm = b.stream("comm");
+  const auto folded = b.group("dp", {0}, whole);
+  meshsim::CollectiveCall ar;
+  ar.kind = CollectiveKind::all_reduce;
+  ar.group = folded;
+  ar.bytes = 256 * kMiB;
+  b.add(0, comm, "all-reduce", {}, ar);
+  const meshsim::Program p = std::move(b).finish();
+  const meshsim::CommPlan plan = meshsim::validate_program(p);
+  const meshsim::Durations d = meshsim::estimate_durations(p, plan, hw);
+  REQUIRE(d.collectives.size() == 1);
+  const Nanos expected = meshsim::seconds_to_ns(
+      meshsim::collective_cost(hw.network, CollectiveKind::all_reduce,
+                               meshsim::placement_of(p.mesh, whole), 256 * kMiB)
+          .seconds);
+  CHECK(d.collectives[0] == expected);
+  CHECK(d.collectives[0] > 0);
 }

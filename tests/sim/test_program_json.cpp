@@ -129,3 +129,17 @@ TEST_CASE("fuzz: any mutation of a valid program loads or fails with InputError"
   }
   MESSAGE("fuzz: " << accepted << " of 1500 mutations still valid");
 }
+
+TEST_CASE("a folded group's timed_as survives the round trip; groups without it print none") {
+  ProgramBuilder b(Mesh({{"dp", 4}}, 8), false, "folded");
+  const StreamId s = b.stream("dp_comm");
+  const GroupId g = b.group("dp-cp", {0}, {0, 1, 2, 3});
+  b.add(0, s, "grad all-reduce", {},
+        CollectiveCall{CollectiveKind::all_reduce, g, 1024, DType::fp32});
+  const Program p = std::move(b).finish();
+  const std::string text = program_to_text(p);
+  CHECK(text.find("\"timed_as\":[0,1,2,3]") != std::string::npos);
+  const Program loaded = program_from_json(parse_json_text(text, "mem"), "mem");
+  CHECK(loaded == p);
+  CHECK(program_to_text(sample_program(KvRotation::p2p)).find("timed_as") == std::string::npos);
+}
