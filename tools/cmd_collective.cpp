@@ -170,9 +170,9 @@ int run_collective_command(std::span<const std::string> argv, const CommandConte
   std::vector<Row> rows;
   OutputFiles files;
   for (std::int64_t bytes : sizes) {
-    const SimulationResult r =
-        run_simulation(build_collective_program(run, bytes), out.hardware, out.provenance,
-                       !out.trace_path.empty(), std::chrono::steady_clock::now(), out.network);
+    const TracedSimulation r = run_traced_simulation(
+        build_collective_program(run, bytes), out.hardware, out.provenance, !out.trace_path.empty(),
+        std::chrono::steady_clock::now(), out.network);
     if (r.trace) files.stage(out.trace_path, *r.trace, "--trace");
     Row row;
     row.bytes = bytes;

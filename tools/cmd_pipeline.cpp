@@ -39,8 +39,9 @@ int run_pipeline_command(std::span<const std::string> argv, const CommandContext
   Program program = build_pipeline(c);
   OutputFiles files;
   if (!save_path.empty()) files.stage(save_path, program_to_text(program), "--save-program");
-  const SimulationResult result = run_simulation(std::move(program), out.hardware, out.provenance,
-                                                 !out.trace_path.empty(), started, out.network);
+  const TracedSimulation result =
+      run_traced_simulation(std::move(program), out.hardware, out.provenance,
+                            !out.trace_path.empty(), started, out.network);
   const std::vector<int> peaks = peak_inflight(c.shape);
   if (!diagram_path.empty()) {
     files.stage(diagram_path, schedule_svg(result.program, result.timeline), "--diagram");

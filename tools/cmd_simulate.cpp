@@ -28,10 +28,10 @@ int run_simulate_command(std::span<const std::string> argv, const CommandContext
   OutputRequest out = read_output_request(args, ctx);
   Program program = load_program_file(path);
   const auto started = std::chrono::steady_clock::now();
-  std::optional<SimulationResult> result;
+  std::optional<TracedSimulation> result;
   try {
-    result = run_simulation(std::move(program), out.hardware, out.provenance,
-                            !out.trace_path.empty(), started, out.network);
+    result = run_traced_simulation(std::move(program), out.hardware, out.provenance,
+                                   !out.trace_path.empty(), started, out.network);
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: {}", path, e.what()));  // name the file at fault
   }

@@ -228,8 +228,9 @@ int run_step_command(std::span<const std::string> argv, const CommandContext& ct
 
   const MemoryEstimate mem = estimate_memory(model, memory_plan(p), out.hardware);
   Program program = build_training_step(model, p, out.hardware.gpus_per_node);
-  const SimulationResult result = run_simulation(std::move(program), out.hardware, out.provenance,
-                                                 !out.trace_path.empty(), started, out.network);
+  const TracedSimulation result =
+      run_traced_simulation(std::move(program), out.hardware, out.provenance,
+                            !out.trace_path.empty(), started, out.network);
   OutputFiles files;
   if (!out.trace_path.empty() && result.trace)
     files.stage(out.trace_path, *result.trace, "--trace");

@@ -253,9 +253,9 @@ int run_sweep_command(std::span<const std::string> argv, const CommandContext& c
   }
   const std::vector<SweepRow> best = ranked(rows);
   if (!trace_path.empty() && !best.empty()) {
-    const SimulationResult sim =
-        run_simulation(build_training_step(model, best.front().plan, hw.gpus_per_node), hw,
-                       Provenance{ctx.command_line, hw.name, hardware_hash(hw)}, true, started);
+    const TracedSimulation sim = run_traced_simulation(
+        build_training_step(model, best.front().plan, hw.gpus_per_node), hw,
+        Provenance{ctx.command_line, hw.name, hardware_hash(hw)}, true, started);
     files.stage(trace_path, *sim.trace, "--trace-best");
   }
   files.commit();

@@ -35,8 +35,9 @@ int run_tp_linear_command(std::span<const std::string> argv, const CommandContex
   Program program = build_tp_linear(c);
   OutputFiles files;
   if (!save_path.empty()) files.stage(save_path, program_to_text(program), "--save-program");
-  const SimulationResult result = run_simulation(std::move(program), out.hardware, out.provenance,
-                                                 !out.trace_path.empty(), started, out.network);
+  const TracedSimulation result =
+      run_traced_simulation(std::move(program), out.hardware, out.provenance,
+                            !out.trace_path.empty(), started, out.network);
   return emit_outputs(result, out, ctx, files);
 }
 

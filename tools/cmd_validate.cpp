@@ -211,12 +211,12 @@ int emit(const Request& req, const Program& program, const CommPlan& plan,
   if (!req.save_path.empty())
     files.stage(req.save_path, program_to_text(program), "--save-program");
   std::optional<TimingComparison> comparison;
-  std::optional<SimulationResult> simulated;
+  std::optional<TracedSimulation> simulated;
   if (req.compare) {
-    simulated =
-        run_simulation(program, req.hardware,
-                       Provenance{ctx.command_line, req.hardware.name, hardware_hash(req.hardware)},
-                       !req.trace_path.empty(), started);
+    simulated = run_traced_simulation(
+        program, req.hardware,
+        Provenance{ctx.command_line, req.hardware.name, hardware_hash(req.hardware)},
+        !req.trace_path.empty(), started);
     comparison = compare_timings(program, simulated->timeline, result.timeline);
   }
   if (!req.trace_path.empty()) {

@@ -103,9 +103,7 @@ int run_validate_suite_command(std::span<const std::string> argv, const CommandC
       }
       if (world.rank() != 0) continue;
       row.measured_s = median_seconds(row.measured_runs_s);
-      const SimulationResult sim =
-          run_simulation(program, sim_hw, Provenance{ctx.command_line, hw.name, hardware_hash(hw)},
-                         false, std::chrono::steady_clock::now());
+      const SimulationResult sim = run_simulation(program, sim_hw);
       row.predicted_s = ns_to_seconds(sim.timeline.makespan);
       if (!parsed->has("--json")) {
         ctx.out << fmt::format("  {:<34} predicted {:10.3f} ms, measured {:10.3f} ms\n", row.name,

@@ -41,7 +41,7 @@ OutputRequest read_output_request(const Args& args, const CommandContext& ctx) {
   return req;
 }
 
-int emit_outputs(const SimulationResult& result, const OutputRequest& request,
+int emit_outputs(const TracedSimulation& result, const OutputRequest& request,
                  const CommandContext& ctx, OutputFiles& files) {
   if (!request.trace_path.empty() && result.trace) {
     files.stage(request.trace_path, *result.trace, "--trace");

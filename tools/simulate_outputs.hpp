@@ -24,7 +24,7 @@ OutputRequest read_output_request(const Args& args, const CommandContext& ctx);
 
 // Stages the trace, commits every staged output file together, prints the report; returns the
 // exit code.
-int emit_outputs(const SimulationResult& result, const OutputRequest& request,
+int emit_outputs(const TracedSimulation& result, const OutputRequest& request,
                  const CommandContext& ctx, OutputFiles& files);
 
 }  // namespace meshsim

@@ -1,16 +1,11 @@
 #pragma once
-// The pipeline every simulating sub-command shares: validate the Program, cost it on a hardware
-// profile, run the engine (with the trace recorder subscribed when asked), compute the metrics.
+// The run path of the simulating sub-commands: sim/run's run_simulation, with the Chrome trace
+// recorded (traces/trace_observer) when the command writes one.
 #include <chrono>
 #include <optional>
 #include <string>
 
-#include "sim/comm_plan.hpp"
-#include "sim/flow_plan.hpp"
-#include "sim/hardware_profile.hpp"
-#include "sim/metrics.hpp"
-#include "sim/program.hpp"
-#include "sim/timeline.hpp"
+#include "sim/run.hpp"
 
 namespace meshsim {
 
@@ -20,25 +15,13 @@ struct Provenance {
   std::string hardware_hash;
 };
 
-// Which network model costs the communication.
-struct NetworkChoice {
-  bool flow = false;  // false: analytical alpha-beta; true: flow-level with contention
-  FlowOptions options;
-};
-
-struct SimulationResult {
-  Program program;
-  CommPlan plan;
-  Timeline timeline;
-  RunMetrics metrics;
+struct TracedSimulation : SimulationResult {
   std::optional<std::string> trace;  // Chrome trace text, when asked for
-  std::optional<FlowPlan> flows;     // the flow-level network's ports and gangs, when used
-  double wall_s = 0;                 // building + simulating, not parsing or printing
 };
 
-SimulationResult run_simulation(Program program, const HardwareProfile& hw,
-                                const Provenance& provenance, bool want_trace,
-                                std::chrono::steady_clock::time_point started,
-                                const NetworkChoice& network = {});
+TracedSimulation run_traced_simulation(Program program, const HardwareProfile& hw,
+                                       const Provenance& provenance, bool want_trace,
+                                       std::chrono::steady_clock::time_point started,
+                                       const NetworkChoice& network = {});
 
 }  // namespace meshsim

@@ -84,8 +84,7 @@ SweepRow evaluate_plan(const TransformerModel& model, const StepPlan& plan,
     row.critical_path = fmt::format("not simulated: {}", e.what());
     return row;
   }
-  const SimulationResult sim = run_simulation(std::move(program), hardware, Provenance{}, false,
-                                              std::chrono::steady_clock::now());
+  const SimulationResult sim = run_simulation(std::move(program), hardware);
   const std::int64_t seq = plan.seq > 0 ? plan.seq : model.seq_len;
   row.timed = true;
   row.step_time_s = ns_to_seconds(sim.metrics.makespan);

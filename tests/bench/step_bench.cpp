@@ -31,9 +31,9 @@
 #include "schedules/plan_space.hpp"
 #include "schedules/training_step.hpp"
 #include "sim/hardware_profile.hpp"
+#include "sim/run.hpp"
 #include "sim/time.hpp"
 #include "tools/memory_policy.hpp"
-#include "tools/simulation.hpp"
 #include "tools/sweep.hpp"
 
 namespace {
@@ -89,9 +89,8 @@ void run_step(benchmark::State& state, const StepCase& c) {
       const meshsim::MemoryEstimate mem =
           meshsim::estimate_memory(model, meshsim::memory_plan(c.plan), hw);
       benchmark::DoNotOptimize(mem.peak_bytes);
-      const meshsim::SimulationResult r =
-          meshsim::run_simulation(meshsim::build_training_step(model, c.plan, hw.gpus_per_node), hw,
-                                  meshsim::Provenance{}, false, std::chrono::steady_clock::now());
+      const meshsim::SimulationResult r = meshsim::run_simulation(
+          meshsim::build_training_step(model, c.plan, hw.gpus_per_node), hw);
       ops = r.program.ops.size();
       events = r.timeline.events;
       makespan = r.metrics.makespan;

@@ -12,7 +12,7 @@
 #include "sim/error.hpp"
 #include "sim/hardware_profile.hpp"
 #include "sim/metrics.hpp"
-#include "tools/simulation.hpp"
+#include "sim/run.hpp"
 
 using namespace meshsim;
 
@@ -70,8 +70,7 @@ Counts count(const Program& prog, int rank, int layer, Phase phase) {
 }
 
 Nanos step_time(const TransformerModel& m, const StepPlan& p, const HardwareProfile& hw) {
-  const SimulationResult r = run_simulation(build_training_step(m, p, hw.gpus_per_node), hw,
-                                            Provenance{}, false, std::chrono::steady_clock::now());
+  const SimulationResult r = run_simulation(build_training_step(m, p, hw.gpus_per_node), hw);
   return r.metrics.makespan;
 }
 
