@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "schedules/gradient_buckets.hpp"
 #include "schedules/pipeline_emitter.hpp"
 #include "schedules/ring_emitter.hpp"
 #include "schedules/tp_emitter.hpp"
@@ -85,43 +86,6 @@
 namespace meshsim {
 namespace {
 
-constexpr std::int64_t kMaxOps = std::int64_t{24} << 20;  // ~500 bytes each at run time
-
-std::int64_t step_seq(const TransformerModel& m, const StepPlan& p) {
-  return p.seq > 0 ? p.seq : m.seq_len;
-}
-
-// Size estimate: built ranks x microbatches x layers per rank x ops per layer (an upper bound
-// for the usual plans; the guard and the builder's reserve use it).
-std::int64_t estimated_ops(const TransformerModel& model, const StepPlan& plan, bool tp_folded) {
-  const std::int64_t built =
-      std::int64_t{tp_folded ? 1 : plan.tp} * plan.pp * plan.cp * (plan.fold_dp ? 1 : plan.dp);
-  const std::int64_t per_layer = 40 + 8 * std::int64_t{plan.cp};
-  const std::int64_t layers_per_rank = (model.layers + plan.pp - 1) / plan.pp;
-  return built * microbatches(plan) * std::max<std::int64_t>(layers_per_rank, 1) * per_layer;
-}
-
-void check_size(const TransformerModel& model, const StepPlan& plan, bool tp_folded) {
-  const std::int64_t ops = estimated_ops(model, plan, tp_folded);
-  if (ops > kMaxOps) {
-    const bool unfolded = !plan.fold_dp || !tp_folded;
-    throw InputError(fmt::format(
-        "the step would have about {} million ops ({}pp x cp{} x microbatches x layers / pp x ops "
-        "per layer), over the {} million this simulator builds; use fewer microbatches{}",
-        ops >> 20, tp_folded ? "" : "tp x ", plan.fold_dp ? "" : " x dp", kMaxOps >> 20,
-        unfolded ? " or fold the data- and tensor-parallel ranks" : ""));
-  }
-}
-
-PipelineShape step_shape(const StepPlan& p) {
-  PipelineShape s;
-  s.schedule = p.schedule;
-  s.stages = p.pp;
-  s.microbatches = microbatches(p);
-  s.chunks = p.vp;
-  return s;
-}
-
 class StepBuilder final : private PipelineEmitHost, private RingEmitHost, private TpEmitHost {
  public:
   StepBuilder(const TransformerModel& model, const StepPlan& plan, int gpus_per_node)
@@ -139,7 +103,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
         builder_(make_megatron_mesh(plan.tp, plan.cp, plan.dp, plan.pp, gpus_per_node),
                  plan.tp > 1 || plan.cp > 1, describe(model, plan)) {
     builder_.reserve(static_cast<std::size_t>(
-        std::min(estimated_ops(model, plan, folds_tp(plan, gpus_per_node)), kMaxOps)));
+        std::min(estimated_ops(model, plan, folds_tp(plan, gpus_per_node)), kMaxStepOps)));
     compute_ = builder_.stream("compute");
     tp_comm_ = builder_.stream("tp_comm");
     cp_comm_ = builder_.stream("cp_comm");
@@ -510,40 +474,16 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
     column_wgrad(c, "qkv", qkv_n(), m_.hidden);
   }
 
-  // ---- one pipeline action on one chunk
-  // ----------------------------------------------------------- Gradient buckets of a chunk in
-  // backward order: bucket j holds layers (in backward order) [ceil(j L / nb), ceil((j+1) L / nb));
-  // the head goes with the first, the embedding with the last. Launches bucket j's reduction once
-  // its last layer's weight gradient is done.
-  struct Buckets {
-    int count = 0;
-    int layers = 0;
-    int done = 0;  // layers finished in backward order
-    int next = 0;  // next bucket to launch
-    std::int64_t pending = 0;
-  };
-
-  Buckets buckets_for(int stage) const {
-    Buckets b;
-    b.layers = layer_count(stage);
-    b.count = std::max(1, std::min(p_.dp_buckets, std::max(b.layers, 1)));
-    return b;
+  // ---- gradient buckets (schedules/gradient_buckets) --------------------------------------------
+  GradientBuckets buckets_for(int stage) const {
+    return GradientBuckets(layer_count(stage), p_.dp_buckets, stage == 0 ? embedding_params_ : 0);
   }
 
-  void bucket_progress(Buckets& b, int stage, int mb, int chunk, std::int64_t params) {
-    b.pending += params;
-    while (b.next < b.count && b.done >= (b.layers * (b.next + 1) + b.count - 1) / b.count) {
-      if (b.next + 1 == b.count && stage == 0) b.pending += embedding_params_;
-      launch_bucket(b, mb, chunk);
-    }
-  }
-
-  void launch_bucket(Buckets& b, int mb, int chunk) {
-    const std::int64_t bytes = b.pending * 4;
-    b.pending = 0;
-    const int index = b.next++;
-    if (dp_size_ <= 1) return;
-    delayed_.push_back(DelayedBucket{bytes, mb, chunk, index});
+  void launch_ready(GradientBuckets& b, int mb, int chunk) {
+    const std::vector<ReadyBucket> ready = b.take_ready();
+    if (ready.empty() || dp_size_ <= 1) return;
+    for (const ReadyBucket& r : ready)
+      delayed_.push_back(DelayedBucket{r.bytes, mb, chunk, r.index});
     // Megatron's delay_grad_reduce: every pipeline rank but the first launches its reductions
     // after its last exchange (under the single hardware queue a reduction waiting behind
     // another would otherwise hold back the gradient send the previous stage waits for).
@@ -595,21 +535,24 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
     if (with_wgrad) {
       final_wgrad = ++wgrad_passes_[static_cast<std::size_t>(chunk)] == shape_.microbatches;
     }
-    Buckets b = buckets_for(stage);
+    GradientBuckets b = buckets_for(stage);
     c.phase = Phase::bwd;
     if (work == PipeWork::weight_grad) {
       if (last_stage) {
         c.layer = -1;
         column_wgrad(c, "head", vocab_shard_, m_.hidden);
-        if (final_wgrad) b.pending += head_params_;
+        if (final_wgrad) b.add(head_params_);
       }
       for (int l = first + count - 1; l >= first; --l) {
         c.layer = l;
         layer_wgrad(c);
-        ++b.done;
-        if (final_wgrad) bucket_progress(b, stage, mb, chunk, layer_params_);
+        b.layer_done();
+        if (final_wgrad) {
+          b.add(layer_params_);
+          launch_ready(b, mb, chunk);
+        }
       }
-      if (final_wgrad && count == 0) bucket_progress(b, stage, mb, chunk, 0);
+      if (final_wgrad && count == 0) launch_ready(b, mb, chunk);
       return last_compute_;
     }
     // backward (B + W) or input_grad (B)
@@ -617,15 +560,18 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
       c.layer = -1;
       column_backward(c, "head", vocab_shard_, m_.hidden, with_wgrad);
       norm(c, "final norm bwd", Phase::bwd);
-      if (final_wgrad) b.pending += head_params_;
+      if (final_wgrad) b.add(head_params_);
     }
     for (int l = first + count - 1; l >= first; --l) {
       c.layer = l;
       layer_backward(c, with_wgrad);
-      ++b.done;
-      if (final_wgrad) bucket_progress(b, stage, mb, chunk, layer_params_);
+      b.layer_done();
+      if (final_wgrad) {
+        b.add(layer_params_);
+        launch_ready(b, mb, chunk);
+      }
     }
-    if (final_wgrad && count == 0) bucket_progress(b, stage, mb, chunk, 0);
+    if (final_wgrad && count == 0) launch_ready(b, mb, chunk);
     OpId out = last_compute_;
     if (!waits_.empty()) {
       // The input gradient is complete once the last TP reduction is; the send waits for it.
@@ -699,97 +645,14 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
 
 }  // namespace
 
-bool folds_tp(const StepPlan& plan, int gpus_per_node) {
-  return plan.fold_tp && plan.tp > 1 && gpus_per_node > 0 &&
-         (gpus_per_node % plan.tp == 0 || plan.tp % gpus_per_node == 0);
-}
-
-int world_size(const StepPlan& plan) {
-  return plan.tp * plan.pp * plan.cp * plan.dp;
-}
-
-int microbatches(const StepPlan& plan) {
-  const std::int64_t per = std::int64_t{plan.dp} * plan.microbatch_size;
-  if (per <= 0 || plan.global_batch <= 0) return 0;
-  return static_cast<int>(plan.global_batch / per);
-}
-
-MemoryPlan memory_plan(const StepPlan& plan) {
-  MemoryPlan m;
-  m.tp = plan.tp;
-  m.pp = plan.pp;
-  m.cp = plan.cp;
-  m.dp = plan.dp;
-  m.schedule = plan.schedule;
-  m.vp = plan.vp;
-  m.microbatches = std::max(1, microbatches(plan));
-  m.microbatch_size = plan.microbatch_size;
-  m.seq = plan.seq;
-  m.sequence_parallel = plan.sequence_parallel;
-  m.recompute = plan.recompute;
-  m.distributed_optimizer = plan.distributed_optimizer;
-  m.kv_rotation = plan.cp_rotation;
-  return m;
-}
-
-void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
-  require_positive(plan.tp, "--tp");
-  require_positive(plan.pp, "--pp");
-  require_positive(plan.cp, "--cp");
-  require_positive(plan.dp, "--dp");
-  require_positive(plan.vp, "--vp");
-  require_positive(plan.microbatch_size, "--mbs");
-  require_positive(plan.global_batch, "--gbs");
-  require_positive(plan.dp_buckets, "dp_buckets");
-  if (plan.seq < 0) require_positive(plan.seq, "--seq");
-  constexpr int kMaxDim = 1 << 16;
-  for (const auto& [v, flag] : {std::pair{plan.tp, "--tp"}, std::pair{plan.pp, "--pp"},
-                                std::pair{plan.cp, "--cp"}, std::pair{plan.dp, "--dp"}}) {
-    if (v > kMaxDim)
-      throw InputError(fmt::format("{} must be at most {}, got {}", flag, kMaxDim, v));
-  }
-  if (std::int64_t{plan.tp} * plan.pp * plan.cp * plan.dp > (1 << 20)) {
-    throw InputError("world size = --tp x --pp x --cp x --dp must be at most 1048576 GPUs");
-  }
-  const std::int64_t per = std::int64_t{plan.dp} * plan.microbatch_size;
-  if (plan.global_batch % per != 0) {
-    throw InputError(fmt::format(
-        "--gbs {} must be divisible by --dp x --mbs = {}: every data-parallel rank runs gbs / (dp "
-        "x mbs) whole microbatches",
-        plan.global_batch, per));
-  }
-  if (plan.vp > 1 && plan.schedule != PipelineSchedule::interleaved) {
-    throw InputError(fmt::format(
-        "--vp {} needs --schedule interleaved (zb-v and dualpipev always use 2 chunks, the other "
-        "schedules 1)",
-        plan.vp));
-  }
-  const std::int64_t seq = step_seq(model, plan);
-  if (plan.cp > 1 && plan.cp_variant == RingVariant::zigzag && seq % (2 * plan.cp) != 0) {
-    throw InputError(fmt::format(
-        "--seq {} must be divisible by 2 x --cp = {} with --cp-variant zigzag (each rank holds two "
-        "half chunks)",
-        seq, 2 * plan.cp));
-  }
-  check_memory_plan(model, memory_plan(plan));
-  check_pipeline_shape(step_shape(plan));
-  // Size guard; TP folding assumed (build_training_step re-checks when it cannot fold).
-  check_size(model, plan, plan.fold_tp && plan.tp > 1);
-}
-
 Program build_training_step(const TransformerModel& model, const StepPlan& plan,
                             int gpus_per_node) {
   check_step_plan(model, plan);
   require_positive(gpus_per_node, "gpus_per_node");
   if (plan.fold_tp && plan.tp > 1 && !folds_tp(plan, gpus_per_node)) {
-    check_size(model, plan, false);
+    check_step_size(model, plan, false);
   }
   return StepBuilder(model, plan, gpus_per_node).build();
-}
-
-std::int64_t estimated_step_ops(const TransformerModel& model, const StepPlan& plan,
-                                int gpus_per_node) {
-  return estimated_ops(model, plan, folds_tp(plan, gpus_per_node));
 }
 
 }  // namespace meshsim

@@ -1,0 +1,23 @@
+#include "schedules/gradient_buckets.hpp"
+
+#include <algorithm>
+
+namespace meshsim {
+
+GradientBuckets::GradientBuckets(int layers, int max_buckets, std::int64_t last_bucket_extra)
+    : count_(std::max(1, std::min(max_buckets, std::max(layers, 1)))),
+      layers_(layers),
+      last_extra_(last_bucket_extra) {}
+
+std::vector<ReadyBucket> GradientBuckets::take_ready() {
+  std::vector<ReadyBucket> ready;
+  // Bucket j is complete once ceil((j+1) L / nb) layers are done.
+  while (next_ < count_ && done_ >= (layers_ * (next_ + 1) + count_ - 1) / count_) {
+    if (next_ + 1 == count_) pending_ += last_extra_;
+    ready.push_back(ReadyBucket{pending_ * 4, next_++});
+    pending_ = 0;
+  }
+  return ready;
+}
+
+}  // namespace meshsim

@@ -1,0 +1,35 @@
+#pragma once
+// The data-parallel gradient buckets of one model chunk (ARCHITECTURE.md §4.4), as Megatron's
+// distributed data parallel forms them: in backward order, bucket j of nb holds the layers
+// [ceil(j L / nb), ceil((j+1) L / nb)) of the chunk's L layers; the output head's parameters go
+// with the first bucket, the embedding's with the last. A bucket is ready once the weight
+// gradients of all its layers are done; its reduction moves the parameters' fp32 main grads.
+#include <cstdint>
+#include <vector>
+
+namespace meshsim {
+
+struct ReadyBucket {
+  std::int64_t bytes = 0;  // fp32 gradients: 4 bytes per parameter
+  int index = 0;           // in backward order
+};
+
+class GradientBuckets {
+ public:
+  // nb = min(max_buckets, max(L, 1)), at least 1; last_bucket_extra: the embedding's parameters
+  // on the first stage (else 0).
+  GradientBuckets(int layers, int max_buckets, std::int64_t last_bucket_extra);
+
+  void add(std::int64_t params) { pending_ += params; }
+  void layer_done() { ++done_; }
+  // The buckets whose layers are all done and that have not been taken yet, in order.
+  std::vector<ReadyBucket> take_ready();
+
+  int count() const { return count_; }
+
+ private:
+  int count_ = 1, layers_ = 0, done_ = 0, next_ = 0;
+  std::int64_t pending_ = 0, last_extra_ = 0;
+};
+
+}  // namespace meshsim

@@ -1,0 +1,90 @@
+#pragma once
+// The plan of a training step (tp, pp, cp, dp, vp, mbs, gbs, schedule, recompute, ...) and its
+// rules: the checks a plan must pass, the folding contract (which ranks are built), the memory
+// plan, the size estimate and what the step does per iteration (tokens, model FLOPs).
+#include <cstdint>
+
+#include "schedules/memory_model.hpp"
+#include "schedules/model_catalog.hpp"
+#include "schedules/pipeline_orders.hpp"
+#include "schedules/ring_attention.hpp"
+#include "sim/dtype.hpp"
+
+namespace meshsim {
+
+struct StepPlan {
+  int tp = 1, pp = 1, cp = 1, dp = 1;
+  int vp = 1;                        // chunks per pipeline rank (interleaved); V schedules use 2
+  std::int64_t microbatch_size = 1;  // sequences per microbatch
+  std::int64_t global_batch = 0;     // sequences per step; microbatches = gbs / (dp x mbs)
+  std::int64_t seq = 0;              // 0: the model's seq_len
+  bool sequence_parallel = true;
+  RingVariant cp_variant = RingVariant::zigzag;
+  KvRotation cp_rotation = KvRotation::p2p;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  Recompute recompute = Recompute::none;
+  bool distributed_optimizer = false;
+  DType dtype = DType::bf16;
+  int dp_buckets = 4;  // DP gradient buckets per chunk, reduced as the backward releases them
+  // Simulate one DP replica: DP ranks run identical programs, so only dp index 0 is built and its
+  // gradient reductions are collectives timed as the whole DP group. Exactly: the
+  // Program's mesh stays the whole tp x cp x dp x pp mesh (every group and pipeline neighbour
+  // sits where it really does; ranks with dp index > 0 simply have no ops); each gradient
+  // reduce-scatter / all-reduce and each parameter all-gather of the distributed optimizer is a
+  // collective over the built members of the dp-cp group (the cp ranks of dp index 0, one member
+  // when cp = 1) whose Group::timed_as is the FULL dp x cp group: the cost model prices it at
+  // that group's real placement, same kind and bytes (the graph holds no time).
+  // What is left out: the other replicas' ops and the rendezvous with them (they would arrive at
+  // the same time: identical programs), and under --network flow their flows (the command then
+  // unfolds); RunMetrics' byte counts leave out the DP traffic to other replicas. With the
+  // analytical network, folded and unfolded step times are equal (tests/schedules).
+  bool fold_dp = true;
+  // Simulate one TP rank per (cp, dp, pp) coordinate: the TP ranks of a TP group run identical
+  // programs (the same shapes: heads / t, ffn / t, ceil(V / t) each), so with the analytical
+  // network they move in lockstep and each TP collective takes exactly its analytical time.
+  // Exactly: the mesh stays whole; only ranks with tp index 0 get ops (with fold_dp, only those
+  // with tp index 0 and dp index 0); every TP all-gather / reduce-scatter / all-reduce is a
+  // collective over a one-member "tp" group (the rank itself) whose Group::timed_as is the FULL
+  // tp group, priced at its real placement with the same kind, bytes, dtype and algorithm. The
+  // CP ring exchanges, the pipeline p2p and the DP reductions run between the
+  // built (tp index 0) ranks as before; the DP group placement and times are those of the real
+  // group (the same for every tp index). What is left out: the other TP ranks' ops, the rendezvous
+  // with them (simultaneous: lockstep), under --network flow their flows (the command unfolds);
+  // RunMetrics' byte counts leave out the TP traffic and the other TP ranks' CP / PP / DP traffic.
+  // Holds exactly when every TP rank sees the same placements: gpus_per_node a multiple or a
+  // divisor of tp (every profile); with the analytical network, folded and unfolded step times
+  // are equal (tests/schedules).
+  bool fold_tp = true;
+  bool operator==(const StepPlan&) const = default;
+};
+
+int world_size(const StepPlan& plan);
+// Whether the step builder folds TP for this plan: fold_tp, tp > 1, and gpus_per_node a multiple
+// or a divisor of tp (otherwise TP ranks could sit differently across nodes and it builds them
+// all).
+bool folds_tp(const StepPlan& plan, int gpus_per_node);
+int microbatches(const StepPlan& plan);
+MemoryPlan memory_plan(const StepPlan& plan);
+
+// Throws InputError naming the rule the plan breaks (divisibility of heads/kv heads/ffn by tp,
+// seq by cp (2 cp for zigzag) and tp under SP, gbs by dp x mbs, layers over pp x vp, the
+// schedule's shape rules, world size = tp x pp x cp x dp).
+void check_step_plan(const TransformerModel& model, const StepPlan& plan);
+
+// The builder's size estimate of the plan's Program: built ranks (tp x pp x cp x dp, less the
+// folded tp and dp) x microbatches x layers per pipeline rank x (40 + 8 cp) ops per layer, an
+// upper bound for the usual plans. The size guard checks it; `meshsim sweep` uses it to keep
+// large plans from being simulated at the same time.
+std::int64_t estimated_step_ops(const TransformerModel& model, const StepPlan& plan,
+                                int gpus_per_node);
+
+// The whole sequence of the plan (0 in the plan: the model's).
+std::int64_t step_seq(const TransformerModel& model, const StepPlan& plan);
+// The pipeline the plan runs (schedule, stages, microbatches, chunks).
+PipelineShape step_shape(const StepPlan& plan);
+// The size guard: refuses (InputError) a plan whose Program would exceed kMaxStepOps.
+inline constexpr std::int64_t kMaxStepOps = std::int64_t{24} << 20;  // ~500 bytes each at run time
+void check_step_size(const TransformerModel& model, const StepPlan& plan, bool tp_folded);
+std::int64_t estimated_ops(const TransformerModel& model, const StepPlan& plan, bool tp_folded);
+
+}  // namespace meshsim
