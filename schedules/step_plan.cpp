@@ -127,4 +127,10 @@ std::int64_t estimated_step_ops(const TransformerModel& model, const StepPlan& p
   return estimated_ops(model, plan, folds_tp(plan, gpus_per_node));
 }
 
+StepWork step_work(const TransformerModel& model, const StepPlan& plan) {
+  const std::int64_t seq = step_seq(model, plan);
+  return StepWork{static_cast<double>(plan.global_batch * seq),
+                  training_flops_per_token(model, seq), world_size(plan)};
+}
+
 }  // namespace meshsim

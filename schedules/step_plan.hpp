@@ -9,6 +9,7 @@
 #include "schedules/pipeline_orders.hpp"
 #include "schedules/ring_attention.hpp"
 #include "sim/dtype.hpp"
+#include "sim/step_metrics.hpp"
 
 namespace meshsim {
 
@@ -77,6 +78,10 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan);
 // large plans from being simulated at the same time.
 std::int64_t estimated_step_ops(const TransformerModel& model, const StepPlan& plan,
                                 int gpus_per_node);
+
+// What the step does per iteration (tokens, model FLOPs per token with causal attention, GPUs),
+// for sim/step_metrics' evaluate_step.
+StepWork step_work(const TransformerModel& model, const StepPlan& plan);
 
 // The whole sequence of the plan (0 in the plan: the model's).
 std::int64_t step_seq(const TransformerModel& model, const StepPlan& plan);

@@ -13,7 +13,7 @@
 #include "schedules/model_catalog.hpp"
 #include "schedules/training_step.hpp"
 #include "sim/error.hpp"
-#include "sim/intervals.hpp"
+#include "sim/step_metrics.hpp"
 #include "sim/time.hpp"
 #include "tools/commands.hpp"
 #include "tools/output_file.hpp"
@@ -23,66 +23,6 @@ namespace meshsim {
 namespace {
 
 inline constexpr int kStepSchemaVersion = 1;
-
-// Where a rank's time goes, averaged over the ranks that run ops: compute, the communication of
-// each family (tp, cp, pp, dp: from its rendezvous to its end) not hidden behind compute (each
-// family net of the ones before), and the rest (pipeline bubble and other waiting, including
-// comm posted and waiting for its peers). The parts add up to the step time.
-struct Breakdown {
-  double compute = 0, tp = 0, cp = 0, pp = 0, dp = 0, bubble = 0;
-};
-
-Breakdown time_breakdown(const SimulationResult& r) {
-  const Program& p = r.program;
-  const auto world = static_cast<std::size_t>(p.world_size());
-  std::vector<int> family(p.streams.size(), 0);  // 0 compute, 1 tp, 2 cp, 3 pp, 4 dp
-  for (std::size_t s = 0; s < p.streams.size(); ++s) {
-    const std::string& n = p.streams[s];
-    family[s] = n.starts_with("tp_comm")   ? 1
-                : n.starts_with("cp_comm") ? 2
-                : n.starts_with("pp_comm") ? 3
-                : n.starts_with("dp_comm") ? 4
-                                           : 0;
-  }
-  std::vector<std::array<std::vector<Interval>, 5>> iv(world);
-  std::vector<bool> active(world, false);
-  for (std::size_t i = 0; i < p.ops.size(); ++i) {
-    const Op& op = p.ops[i];
-    const auto& t = r.timeline.ops[i];
-    const int f = op.is_compute() ? 0 : std::max(1, family[static_cast<std::size_t>(op.stream)]);
-    // Comm from the rendezvous on: a posted exchange or collective waiting for its peers is
-    // waiting (bubble), not communication.
-    const Nanos begin = f == 0 || t.comm_start < 0 ? t.start : t.comm_start;
-    iv[static_cast<std::size_t>(op.rank)][static_cast<std::size_t>(f)].emplace_back(begin, t.end);
-    active[static_cast<std::size_t>(op.rank)] = true;
-  }
-  Breakdown b;
-  int ranks = 0;
-  for (std::size_t r2 = 0; r2 < world; ++r2) {
-    if (!active[r2]) continue;
-    ++ranks;
-    std::vector<Interval> covered = merge_intervals(iv[r2][0]);
-    std::array<double, 5> part{};
-    part[0] = ns_to_seconds(total_length(covered));
-    for (std::size_t f = 1; f < 5; ++f) {
-      const auto exposed = subtract_intervals(merge_intervals(iv[r2][f]), covered);
-      part[f] = ns_to_seconds(total_length(exposed));
-      covered.insert(covered.end(), exposed.begin(), exposed.end());
-      covered = merge_intervals(std::move(covered));
-    }
-    b.compute += part[0];
-    b.tp += part[1];
-    b.cp += part[2];
-    b.pp += part[3];
-    b.dp += part[4];
-    b.bubble += ns_to_seconds(r.metrics.makespan - total_length(covered));
-  }
-  if (ranks > 0) {
-    const double n = ranks;
-    for (double* x : {&b.compute, &b.tp, &b.cp, &b.pp, &b.dp, &b.bubble}) *x /= n;
-  }
-  return b;
-}
 
 // The "simulated" line's account of what was built.
 std::string folding_summary(const StepPlan& p, int gpus_per_node) {
@@ -238,13 +178,9 @@ int run_step_command(std::span<const std::string> argv, const CommandContext& ct
 
   const std::int64_t seq = p.seq;
   const int world = world_size(p);
-  const double step_s = ns_to_seconds(result.metrics.makespan);
-  const double tokens_per_s = step_s > 0 ? static_cast<double>(p.global_batch * seq) / step_s : 0.0;
-  const double peak = out.hardware.peak_flops[static_cast<std::size_t>(DType::bf16)];
-  const double mfu = peak > 0 ? training_flops_per_token(model, seq) * tokens_per_s /
-                                    (static_cast<double>(world) * peak)
-                              : 0.0;
-  const Breakdown b = time_breakdown(result);
+  const StepEvaluation eval = evaluate_step(result, step_work(model, p), out.hardware);
+  const double step_s = eval.step_time_s, tokens_per_s = eval.tokens_per_s, mfu = eval.mfu;
+  const TimeBreakdown b = time_breakdown(result.program, result.timeline, result.metrics.makespan);
 
   if (out.json) {
     nlohmann::ordered_json j;
@@ -261,10 +197,10 @@ int run_step_command(std::span<const std::string> argv, const CommandContext& ct
     j["memory"] = to_json(mem);
     j["oom"] = mem.oom;
     j["breakdown"] = {{"compute_s", b.compute},
-                      {"exposed_tp_comm_s", b.tp},
-                      {"exposed_cp_comm_s", b.cp},
-                      {"exposed_pp_comm_s", b.pp},
-                      {"exposed_dp_comm_s", b.dp},
+                      {"exposed_tp_comm_s", b.exposed_of("tp")},
+                      {"exposed_cp_comm_s", b.exposed_of("cp")},
+                      {"exposed_pp_comm_s", b.exposed_of("pp")},
+                      {"exposed_dp_comm_s", b.exposed_of("dp")},
                       {"bubble_s", b.bubble},
                       {"averaged_over", "simulated ranks"}};
     nlohmann::ordered_json cpath = nlohmann::ordered_json::array();
@@ -317,7 +253,8 @@ int run_step_command(std::span<const std::string> argv, const CommandContext& ct
   s += fmt::format(
       "time per rank  compute {:.6f} s, exposed comm: tp {:.6f} s, cp {:.6f} s, pp {:.6f} s, dp "
       "{:.6f} s; bubble/idle {:.6f} s (mean over simulated ranks)\n",
-      b.compute, b.tp, b.cp, b.pp, b.dp, b.bubble);
+      b.compute, b.exposed_of("tp"), b.exposed_of("cp"), b.exposed_of("pp"), b.exposed_of("dp"),
+      b.bubble);
   s += "critical path ";
   for (std::size_t i = 0; i < result.metrics.critical_path.size() && i < 8; ++i) {
     const auto& c = result.metrics.critical_path[i];

@@ -85,15 +85,11 @@ SweepRow evaluate_plan(const TransformerModel& model, const StepPlan& plan,
     return row;
   }
   const SimulationResult sim = run_simulation(std::move(program), hardware);
-  const std::int64_t seq = plan.seq > 0 ? plan.seq : model.seq_len;
+  const StepEvaluation eval = evaluate_step(sim, step_work(model, plan), hardware);
   row.timed = true;
-  row.step_time_s = ns_to_seconds(sim.metrics.makespan);
-  const double tokens = static_cast<double>(plan.global_batch * seq);
-  row.tokens_per_s = row.step_time_s > 0 ? tokens / row.step_time_s : 0;
-  const double peak = hardware.peak_flops[static_cast<std::size_t>(DType::bf16)];
-  row.mfu = peak > 0 ? training_flops_per_token(model, seq) * row.tokens_per_s /
-                           (static_cast<double>(row.gpus) * peak)
-                     : 0;
+  row.step_time_s = eval.step_time_s;
+  row.tokens_per_s = eval.tokens_per_s;
+  row.mfu = eval.mfu;
   row.critical_path = top_categories(sim.metrics);
   return row;
 }
