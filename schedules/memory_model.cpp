@@ -107,20 +107,20 @@ LayerSplit split_layers(int layers, int stages) {
 }
 
 void check_memory_plan(const TransformerModel& model, const MemoryPlan& plan) {
-  require_positive(plan.tp, "--tp");
-  require_positive(plan.pp, "--pp");
-  require_positive(plan.cp, "--cp");
-  require_positive(plan.dp, "--dp");
-  require_positive(plan.vp, "--vp");
-  require_positive(plan.microbatches, "--microbatches");
-  require_positive(plan.microbatch_size, "--mbs");
-  if (plan.seq < 0) require_positive(plan.seq, "--seq");
+  require_positive(plan.tp, "tp");
+  require_positive(plan.pp, "pp");
+  require_positive(plan.cp, "cp");
+  require_positive(plan.dp, "dp");
+  require_positive(plan.vp, "vp");
+  require_positive(plan.microbatches, "microbatches");
+  require_positive(plan.microbatch_size, "mbs");
+  if (plan.seq < 0) require_positive(plan.seq, "seq");
   const std::int64_t seq = plan_seq(model, plan);
   const std::int64_t t = plan.tp;
   const auto tp_divides = [&](std::string_view what, std::int64_t value, std::string_view why) {
     if (value % t != 0) {
       throw InputError(
-          fmt::format("--tp {} must divide the model's {} ({}): {}", t, what, value, why));
+          fmt::format("`tp` {} must divide the model's {} ({}): {}", t, what, value, why));
     }
   };
   tp_divides("heads", model.heads, "each tensor-parallel rank computes heads / tp query heads");
@@ -129,13 +129,13 @@ void check_memory_plan(const TransformerModel& model, const MemoryPlan& plan) {
   tp_divides("ffn_hidden", model.ffn_hidden, "the MLP is split column- and row-wise over tp");
   if (seq % plan.cp != 0) {
     throw InputError(
-        fmt::format("--seq {} must be divisible by --cp {}: each context-parallel "
+        fmt::format("`seq` {} must be divisible by `cp` {}: each context-parallel "
                     "rank holds seq / cp tokens",
                     seq, plan.cp));
   }
   if (plan.sequence_parallel && (seq / plan.cp) % t != 0) {
     throw InputError(
-        fmt::format("--seq / --cp = {} must be divisible by --tp {} with sequence "
+        fmt::format("`seq` / `cp` = {} must be divisible by `tp` {} with sequence "
                     "parallelism: each tensor-parallel rank holds a slice of the "
                     "sequence",
                     seq / plan.cp, t));

@@ -211,17 +211,17 @@ std::int64_t pipeline_message_bytes(const PipelineConfig& c) {
 
 void check_pipeline_config(const PipelineConfig& c) {
   check_pipeline_shape(c.shape);
-  if (c.tokens <= 0) throw InputError(fmt::format("--tokens must be positive, got {}", c.tokens));
-  if (c.hidden <= 0) throw InputError(fmt::format("--hidden must be positive, got {}", c.hidden));
-  if (c.gpus_per_node <= 0) throw InputError("--gpus-per-node must be positive");
+  if (c.tokens <= 0) throw InputError(fmt::format("`tokens` must be positive, got {}", c.tokens));
+  if (c.hidden <= 0) throw InputError(fmt::format("`hidden` must be positive, got {}", c.hidden));
+  if (c.gpus_per_node <= 0) throw InputError("`gpus_per_node` must be positive");
   const bool any_time = c.time_f >= 0 || c.time_b >= 0 || c.time_w >= 0;
   if (any_time && (c.time_f < 0 || c.time_b < 0 || c.time_w < 0)) {
-    throw InputError("--time-f, --time-b and --time-w go together: give all three (seconds)");
+    throw InputError("`time_f`, `time_b` and `time_w` go together: give all three (seconds)");
   }
-  if (c.activation_bytes < 0) throw InputError("--activation-bytes must not be negative");
+  if (c.activation_bytes < 0) throw InputError("`activation_bytes` must not be negative");
   constexpr std::int64_t kMaxActions = std::int64_t{1} << 24;
   if (std::int64_t{c.shape.stages} * c.shape.microbatches * chunks_of(c.shape) > kMaxActions) {
-    throw InputError("--stages x --microbatches x chunks exceeds 16 million forward actions");
+    throw InputError("`stages` x `microbatches` x chunks exceeds 16 million forward actions");
   }
 }
 

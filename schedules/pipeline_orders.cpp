@@ -521,26 +521,26 @@ void check_interleaved(const PipelineShape& shape) {
   const int p = shape.stages, m = shape.microbatches, v = shape.chunks;
   if (v < 2) {
     throw InputError(fmt::format(
-        "--chunks must be at least 2 for --schedule interleaved (got {}): with one chunk per rank "
-        "there is nothing to interleave (that is --schedule 1f1b)",
+        "`chunks` must be at least 2 for `schedule` interleaved (got {}): with one chunk per rank "
+        "there is nothing to interleave (that is `schedule` 1f1b)",
         v));
   }
   if (p < 2) {
     throw InputError(fmt::format(
-        "--stages must be at least 2 for --schedule interleaved (got {}): virtual chunks are "
+        "`stages` must be at least 2 for `schedule` interleaved (got {}): virtual chunks are "
         "interleaved across pipeline ranks, so there must be a pipeline (Megatron rejects a "
         "virtual pipeline without pipeline parallelism)",
         p));
   }
   if (shape.group_size < 0) {
     throw InputError(
-        fmt::format("--group-size must be at least 1, or 0 for the default (--stages) (got {})",
+        fmt::format("`group_size` must be at least 1, or 0 for the default (`stages`) (got {})",
                     shape.group_size));
   }
   const int g = group_size_of(shape);
   if (g < p || g > m) {
     throw InputError(fmt::format(
-        "--group-size {} must lie in [--stages {}, --microbatches {}] for --schedule interleaved: "
+        "`group_size` {} must lie in [`stages` {}, `microbatches` {}] for `schedule` interleaved: "
         "Megatron's rule p <= g <= m (a group smaller than the pipeline reaches its next chunk "
         "before that chunk's inputs have come back around the ranks; a group cannot hold more "
         "microbatches than there are)",
@@ -549,8 +549,8 @@ void check_interleaved(const PipelineShape& shape) {
   const int last = m % g;
   if (last != 0 && last < p) {
     throw InputError(fmt::format(
-        "--microbatches {} leaves a last group of {} with --group-size {} and --stages {} for "
-        "--schedule interleaved: Megatron's rule m mod g = 0 or m mod g >= p (a last group "
+        "`microbatches` {} leaves a last group of {} with `group_size` {} and `stages` {} for "
+        "`schedule` interleaved: Megatron's rule m mod g = 0 or m mod g >= p (a last group "
         "smaller than the pipeline stalls on inputs still travelling through the ranks, a "
         "dependency bubble)",
         m, last, g, p));
@@ -587,17 +587,17 @@ int global_stage(const PipelineShape& shape, int rank, int chunk) {
 void check_pipeline_shape(const PipelineShape& shape) {
   const std::string_view name = to_string(shape.schedule);
   if (shape.stages < 1) {
-    throw InputError(fmt::format("--stages must be at least 1 (got {})", shape.stages));
+    throw InputError(fmt::format("`stages` must be at least 1 (got {})", shape.stages));
   }
   if (shape.microbatches < 1) {
-    throw InputError(fmt::format("--microbatches must be at least 1 (got {})", shape.microbatches));
+    throw InputError(fmt::format("`microbatches` must be at least 1 (got {})", shape.microbatches));
   }
   if (shape.chunks < 1) {
-    throw InputError(fmt::format("--chunks must be at least 1 (got {})", shape.chunks));
+    throw InputError(fmt::format("`chunks` must be at least 1 (got {})", shape.chunks));
   }
   if (shape.schedule != PipelineSchedule::interleaved && shape.group_size != 0) {
     throw InputError(fmt::format(
-        "--group-size {} does not apply to --schedule {}: microbatch groups belong to the "
+        "`group_size` {} does not apply to `schedule` {}: microbatch groups belong to the "
         "interleaved schedule",
         shape.group_size, name));
   }
@@ -605,13 +605,13 @@ void check_pipeline_shape(const PipelineShape& shape) {
     // chunks == 1 is the unset default; the V schedules always place two chunks per rank.
     if (shape.chunks > 2) {
       throw InputError(fmt::format(
-          "--chunks {} does not fit --schedule {}: a V schedule places exactly 2 chunks on each "
+          "`chunks` {} does not fit `schedule` {}: a V schedule places exactly 2 chunks on each "
           "rank (stages r and 2p-1-r)",
           shape.chunks, name));
     }
   } else if (shape.schedule != PipelineSchedule::interleaved && shape.chunks != 1) {
     throw InputError(fmt::format(
-        "--chunks {} does not fit --schedule {}: it places one chunk per rank (use --schedule "
+        "`chunks` {} does not fit `schedule` {}: it places one chunk per rank (use `schedule` "
         "interleaved for virtual chunks)",
         shape.chunks, name));
   }
@@ -619,7 +619,7 @@ void check_pipeline_shape(const PipelineShape& shape) {
                          static_cast<long long>(std::max(shape.chunks, 2));
   if (work > kMaxWork) {
     throw InputError(fmt::format(
-        "--stages {} x --microbatches {} x chunks is too large: at most {} (stage, microbatch, "
+        "`stages` {} x `microbatches` {} x chunks is too large: at most {} (stage, microbatch, "
         "chunk) actions are supported",
         shape.stages, shape.microbatches, kMaxWork));
   }
@@ -630,7 +630,7 @@ void check_pipeline_shape(const PipelineShape& shape) {
     case PipelineSchedule::dualpipev:
       if (shape.microbatches < 2 * shape.stages) {
         throw InputError(fmt::format(
-            "--microbatches {} is too few for --schedule dualpipev with --stages {}: DualPipeV "
+            "`microbatches` {} is too few for `schedule` dualpipev with `stages` {}: DualPipeV "
             "needs m >= 2p = {} (its eight steps fill both arms of the V before the overlapped "
             "steady state)",
             shape.microbatches, shape.stages, 2 * shape.stages));
@@ -659,7 +659,7 @@ int warmup_forwards(const PipelineShape& shape, int rank) {
   check_pipeline_shape(shape);
   if (rank < 0 || rank >= shape.stages) {
     throw InputError(
-        fmt::format("pipeline rank {} is outside [0, --stages {})", rank, shape.stages));
+        fmt::format("pipeline rank {} is outside [0, `stages` {})", rank, shape.stages));
   }
   // The forwards issued before the rank's first backward, input_grad or forward_backward. For
   // the 1F1B family this is the warm-up phase plus the forward that opens the steady state, e.g.

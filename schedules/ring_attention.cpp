@@ -141,37 +141,37 @@ std::optional<AttentionPass> parse_attention_pass(std::string_view s) {
 }
 
 void check_config(const RingAttentionConfig& c) {
-  require_positive(c.cp, "--cp");
-  require_positive(c.seq, "--seq");
-  require_positive(c.batch, "--batch");
-  require_positive(c.heads, "--heads");
-  require_positive(c.kv_heads, "--kv-heads");
-  require_positive(c.head_dim, "--head-dim");
-  require_positive(c.gpus_per_node, "--gpus-per-node");
+  require_positive(c.cp, "cp");
+  require_positive(c.seq, "seq");
+  require_positive(c.batch, "batch");
+  require_positive(c.heads, "heads");
+  require_positive(c.kv_heads, "kv_heads");
+  require_positive(c.head_dim, "head_dim");
+  require_positive(c.gpus_per_node, "gpus_per_node");
   if (c.cp > kMaxCp) {
-    throw InputError(fmt::format("--cp must be at most {}, got {}", kMaxCp, c.cp));
+    throw InputError(fmt::format("`cp` must be at most {}, got {}", kMaxCp, c.cp));
   }
   if (c.variant == RingVariant::zigzag && !c.causal) {
     throw InputError(
-        "--variant zigzag requires --causal (its load balance only exists for causal masks); "
-        "use --variant ring with --no-causal");
+        "`variant` zigzag requires `causal` (its load balance only exists for causal masks); "
+        "use `variant` ring with `no_causal`");
   }
   if (c.variant == RingVariant::zigzag && c.seq % (2 * c.cp) != 0) {
     throw InputError(fmt::format(
-        "--seq {} must be divisible by 2 x --cp = {} (zigzag splits each rank's share in two)",
+        "`seq` {} must be divisible by 2 x `cp` = {} (zigzag splits each rank's share in two)",
         c.seq, 2 * c.cp));
   }
   if (c.seq % c.cp != 0) {
-    throw InputError(fmt::format("--seq {} must be divisible by --cp {}", c.seq, c.cp));
+    throw InputError(fmt::format("`seq` {} must be divisible by `cp` {}", c.seq, c.cp));
   }
   if (c.heads % c.kv_heads != 0) {
     throw InputError(
-        fmt::format("--heads {} must be divisible by --kv-heads {}", c.heads, c.kv_heads));
+        fmt::format("`heads` {} must be divisible by `kv_heads` {}", c.heads, c.kv_heads));
   }
   constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
   if (c.batch * (c.seq / c.cp) > kMaxElements / c.heads / c.head_dim) {
     throw InputError(
-        "--batch x --seq / --cp x --heads x --head-dim exceeds 2^40 elements per rank");
+        "`batch` x `seq` / `cp` x `heads` x `head_dim` exceeds 2^40 elements per rank");
   }
 }
 

@@ -78,41 +78,41 @@ MemoryPlan memory_plan(const StepPlan& plan) {
 }
 
 void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
-  require_positive(plan.tp, "--tp");
-  require_positive(plan.pp, "--pp");
-  require_positive(plan.cp, "--cp");
-  require_positive(plan.dp, "--dp");
-  require_positive(plan.vp, "--vp");
-  require_positive(plan.microbatch_size, "--mbs");
-  require_positive(plan.global_batch, "--gbs");
+  require_positive(plan.tp, "tp");
+  require_positive(plan.pp, "pp");
+  require_positive(plan.cp, "cp");
+  require_positive(plan.dp, "dp");
+  require_positive(plan.vp, "vp");
+  require_positive(plan.microbatch_size, "mbs");
+  require_positive(plan.global_batch, "gbs");
   require_positive(plan.dp_buckets, "dp_buckets");
-  if (plan.seq < 0) require_positive(plan.seq, "--seq");
+  if (plan.seq < 0) require_positive(plan.seq, "seq");
   constexpr int kMaxDim = 1 << 16;
-  for (const auto& [v, flag] : {std::pair{plan.tp, "--tp"}, std::pair{plan.pp, "--pp"},
-                                std::pair{plan.cp, "--cp"}, std::pair{plan.dp, "--dp"}}) {
+  for (const auto& [v, flag] : {std::pair{plan.tp, "`tp`"}, std::pair{plan.pp, "`pp`"},
+                                std::pair{plan.cp, "`cp`"}, std::pair{plan.dp, "`dp`"}}) {
     if (v > kMaxDim)
       throw InputError(fmt::format("{} must be at most {}, got {}", flag, kMaxDim, v));
   }
   if (std::int64_t{plan.tp} * plan.pp * plan.cp * plan.dp > (1 << 20)) {
-    throw InputError("world size = --tp x --pp x --cp x --dp must be at most 1048576 GPUs");
+    throw InputError("world size = `tp` x `pp` x `cp` x `dp` must be at most 1048576 GPUs");
   }
   const std::int64_t per = std::int64_t{plan.dp} * plan.microbatch_size;
   if (plan.global_batch % per != 0) {
     throw InputError(fmt::format(
-        "--gbs {} must be divisible by --dp x --mbs = {}: every data-parallel rank runs gbs / (dp "
+        "`gbs` {} must be divisible by `dp` x `mbs` = {}: every data-parallel rank runs gbs / (dp "
         "x mbs) whole microbatches",
         plan.global_batch, per));
   }
   if (plan.vp > 1 && plan.schedule != PipelineSchedule::interleaved) {
     throw InputError(fmt::format(
-        "--vp {} needs --schedule interleaved (zb-v and dualpipev always use 2 chunks, the other "
+        "`vp` {} needs `schedule` interleaved (zb-v and dualpipev always use 2 chunks, the other "
         "schedules 1)",
         plan.vp));
   }
   const std::int64_t seq = step_seq(model, plan);
   if (plan.cp > 1 && plan.cp_variant == RingVariant::zigzag && seq % (2 * plan.cp) != 0) {
     throw InputError(fmt::format(
-        "--seq {} must be divisible by 2 x --cp = {} with --cp-variant zigzag (each rank holds two "
+        "`seq` {} must be divisible by 2 x `cp` = {} with `cp_variant` zigzag (each rank holds two "
         "half chunks)",
         seq, 2 * plan.cp));
   }

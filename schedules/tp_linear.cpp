@@ -209,27 +209,27 @@ std::optional<TpPass> parse_tp_pass(std::string_view s) {
 }
 
 void check_config(const TpLinearConfig& c) {
-  require_positive(c.tp, "--tp");
-  require_positive(c.tokens, "--tokens");
-  require_positive(c.in_features, "--in");
-  require_positive(c.out_features, "--out");
-  require_positive(c.gpus_per_node, "--gpus-per-node");
+  require_positive(c.tp, "tp");
+  require_positive(c.tokens, "tokens");
+  require_positive(c.in_features, "in");
+  require_positive(c.out_features, "out");
+  require_positive(c.gpus_per_node, "gpus_per_node");
   if (c.tp > kMaxTp) {
-    throw InputError(fmt::format("--tp must be at most {}, got {}", kMaxTp, c.tp));
+    throw InputError(fmt::format("`tp` must be at most {}, got {}", kMaxTp, c.tp));
   }
   if (c.kind == TpLinearKind::column && c.out_features % c.tp != 0) {
     throw InputError(fmt::format(
-        "--out {} must be divisible by --tp {} (a column-parallel layer splits its outputs)",
+        "`out` {} must be divisible by `tp` {} (a column-parallel layer splits its outputs)",
         c.out_features, c.tp));
   }
   if (c.kind == TpLinearKind::row && c.in_features % c.tp != 0) {
     throw InputError(
-        fmt::format("--in {} must be divisible by --tp {} (a row-parallel layer splits its inputs)",
+        fmt::format("`in` {} must be divisible by `tp` {} (a row-parallel layer splits its inputs)",
                     c.in_features, c.tp));
   }
   if (c.mode == TpMode::reducescatter && c.tokens % c.tp != 0) {
     throw InputError(fmt::format(
-        "--tokens {} must be divisible by --tp {} in reducescatter mode (sequence parallelism "
+        "`tokens` {} must be divisible by `tp` {} in reducescatter mode (sequence parallelism "
         "splits the tokens)",
         c.tokens, c.tp));
   }
@@ -237,10 +237,10 @@ void check_config(const TpLinearConfig& c) {
   constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
   const std::int64_t widest = std::max(c.in_features, c.out_features);
   if (c.tokens > kMaxElements / widest) {
-    throw InputError("--tokens x max(--in, --out) exceeds 2^40 elements");
+    throw InputError("`tokens` x max(`in`, `out`) exceeds 2^40 elements");
   }
   if (c.in_features > kMaxElements / c.out_features) {
-    throw InputError("--in x --out exceeds 2^40 elements");
+    throw InputError("`in` x `out` exceeds 2^40 elements");
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <chrono>
+#include <map>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -18,6 +19,7 @@
 #include "sim/error.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
+#include "tools/field_flags.hpp"
 #include "tools/output_file.hpp"
 #include "tools/simulation.hpp"
 #include "tools/sweep.hpp"
@@ -270,7 +272,9 @@ int run_sweep_command(std::span<const std::string> argv, const CommandContext& c
                          base.global_batch);
   ctx.out << fmt::format("{} combinations, {} valid plans, {} OOM, {} simulated\n",
                          space.combinations, space.plans.size(), oom, best.size());
-  for (const auto& [rule, count] : space.rejected) {
+  std::map<std::string, std::int64_t> rejected;  // in the sweep's flag words
+  for (const auto& [rule, count] : space.rejected) rejected[in_flag_words("sweep", rule)] += count;
+  for (const auto& [rule, count] : rejected) {
     ctx.out << fmt::format("  rejected {:>5}: {}\n", count, rule);
   }
   ctx.out << fmt::format("{:>4}  {:<40} {:>10} {:>7} {:>8}  {}\n", "rank", "plan", "step_s", "mfu",

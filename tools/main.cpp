@@ -9,6 +9,7 @@
 
 #include "sim/error.hpp"
 #include "tools/commands.hpp"
+#include "tools/field_flags.hpp"
 #include "tools/memory_policy.hpp"
 
 namespace {
@@ -76,7 +77,7 @@ int main(int argc, char** argv) {
     try {
       return c.run(std::span<const std::string>(args).subspan(1), ctx);
     } catch (const meshsim::InputError& e) {
-      std::cerr << "meshsim: error: " << e.what() << "\n";
+      std::cerr << "meshsim: error: " << meshsim::in_flag_words(c.name, e.what()) << "\n";
       return 2;
     } catch (const std::bad_alloc&) {
       std::cerr << "meshsim: error: out of memory\n";

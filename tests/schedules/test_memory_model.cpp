@@ -294,13 +294,13 @@ TEST_CASE("memory model: plans the model cannot take are rejected with the rule"
   MemoryPlan p;
   p.tp = 16;
   CHECK_THROWS_WITH_AS(check_memory_plan(m, p),
-                       "--tp 16 must divide the model's kv_heads (8): Megatron shards the KV "
+                       "`tp` 16 must divide the model's kv_heads (8): Megatron shards the KV "
                        "groups over tensor-parallel ranks",
                        InputError);
   p.tp = 8;
   p.cp = 3;
   CHECK_THROWS_WITH_AS(check_memory_plan(m, p),
-                       "--seq 8192 must be divisible by --cp 3: each context-parallel rank holds "
+                       "`seq` 8192 must be divisible by `cp` 3: each context-parallel rank holds "
                        "seq / cp tokens",
                        InputError);
   p.cp = 1;

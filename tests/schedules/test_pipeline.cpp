@@ -318,7 +318,7 @@ TEST_CASE("bad stage times are rejected naming the flags") {
     check_pipeline_config(c);
     FAIL("expected an error");
   } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("--time-w") != std::string::npos);
+    CHECK(std::string(e.what()).find("`time_w`") != std::string::npos);
   }
 }
 

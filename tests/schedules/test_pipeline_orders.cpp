@@ -984,19 +984,19 @@ TEST_CASE("pipeline shape checks name the flag and the rule") {
     CHECK_THROWS_WITH_AS(check_pipeline_shape(sh), doctest::Contains(needle), InputError);
     CHECK_THROWS_AS(pipeline_orders(sh), InputError);
   };
-  rejects(shape_of(PipelineSchedule::one_f_one_b, 0, 4), "--stages must be at least 1");
-  rejects(shape_of(PipelineSchedule::gpipe, 2, 0), "--microbatches must be at least 1");
-  rejects(shape_of(PipelineSchedule::one_f_one_b, 2, 4, 2), "--chunks 2 does not fit");
+  rejects(shape_of(PipelineSchedule::one_f_one_b, 0, 4), "`stages` must be at least 1");
+  rejects(shape_of(PipelineSchedule::gpipe, 2, 0), "`microbatches` must be at least 1");
+  rejects(shape_of(PipelineSchedule::one_f_one_b, 2, 4, 2), "`chunks` 2 does not fit");
   rejects(shape_of(PipelineSchedule::zb_v, 2, 4, 3), "exactly 2 chunks");
-  rejects(shape_of(PipelineSchedule::one_f_one_b, 2, 4, 1, 2), "--group-size 2 does not apply");
+  rejects(shape_of(PipelineSchedule::one_f_one_b, 2, 4, 1, 2), "`group_size` 2 does not apply");
   // Interleaved: Megatron's rules.
-  rejects(shape_of(PipelineSchedule::interleaved, 4, 8, 1), "--chunks must be at least 2");
-  rejects(shape_of(PipelineSchedule::interleaved, 1, 8, 2), "--stages must be at least 2");
+  rejects(shape_of(PipelineSchedule::interleaved, 4, 8, 1), "`chunks` must be at least 2");
+  rejects(shape_of(PipelineSchedule::interleaved, 1, 8, 2), "`stages` must be at least 2");
   rejects(shape_of(PipelineSchedule::interleaved, 4, 8, 2, 3), "p <= g <= m");
   rejects(shape_of(PipelineSchedule::interleaved, 4, 8, 2, 9), "p <= g <= m");
-  rejects(shape_of(PipelineSchedule::interleaved, 4, 3, 2), "--group-size 4 must lie in");
+  rejects(shape_of(PipelineSchedule::interleaved, 4, 3, 2), "`group_size` 4 must lie in");
   rejects(shape_of(PipelineSchedule::interleaved, 4, 10, 2), "m mod g = 0 or m mod g >= p");
-  rejects(shape_of(PipelineSchedule::interleaved, 4, 10, 2, -1), "--group-size must be at least");
+  rejects(shape_of(PipelineSchedule::interleaved, 4, 10, 2, -1), "`group_size` must be at least");
   // DualPipeV: m >= 2p.
   rejects(shape_of(PipelineSchedule::dualpipev, 4, 7), "m >= 2p = 8");
   rejects(shape_of(PipelineSchedule::one_f_one_b, 4096, 4096), "too large");

@@ -260,17 +260,17 @@ TEST_CASE("simulation is deterministic bit for bit") {
 }
 
 TEST_CASE("impossible configurations are rejected naming the flag") {
-  CHECK(config_error(small(4, 30, RingVariant::ring)).find("--seq 30") != std::string::npos);
-  CHECK(config_error(small(4, 36, RingVariant::zigzag)).find("2 x --cp") != std::string::npos);
+  CHECK(config_error(small(4, 30, RingVariant::ring)).find("`seq` 30") != std::string::npos);
+  CHECK(config_error(small(4, 36, RingVariant::zigzag)).find("2 x `cp`") != std::string::npos);
   auto nc = small(4, 32, RingVariant::zigzag);
   nc.causal = false;
-  CHECK(config_error(nc).find("--causal") != std::string::npos);
+  CHECK(config_error(nc).find("`causal`") != std::string::npos);
   auto gqa = small(4, 32, RingVariant::ring);
   gqa.heads = 6;
   gqa.kv_heads = 4;
-  CHECK(config_error(gqa).find("--kv-heads") != std::string::npos);
+  CHECK(config_error(gqa).find("`kv_heads`") != std::string::npos);
   auto zero = small(4, 32, RingVariant::ring);
   zero.cp = 0;
-  CHECK(config_error(zero).find("--cp") != std::string::npos);
+  CHECK(config_error(zero).find("`cp`") != std::string::npos);
   CHECK(config_error(small(4, 32, RingVariant::zigzag)).empty());
 }

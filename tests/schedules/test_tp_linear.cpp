@@ -442,23 +442,23 @@ TEST_CASE("impossible configurations are rejected naming the flag") {
   auto c = small(TpLinearKind::column, TpMode::reducescatter);
   CHECK(config_error(c).empty());
   c.out_features = 10;  // column splits D_out
-  CHECK(config_error(c).find("--out 10 must be divisible by --tp 4") != std::string::npos);
+  CHECK(config_error(c).find("`out` 10 must be divisible by `tp` 4") != std::string::npos);
   c = small(TpLinearKind::row, TpMode::allreduce);
   c.in_features = 6;  // row splits D_in
-  CHECK(config_error(c).find("--in 6 must be divisible by --tp 4") != std::string::npos);
+  CHECK(config_error(c).find("`in` 6 must be divisible by `tp` 4") != std::string::npos);
   c.in_features = 8;
   c.out_features = 10;  // fine for a row layer
   CHECK(config_error(c).empty());
   c.tokens = 18;  // fine without sequence parallelism ...
   CHECK(config_error(c).empty());
   c.mode = TpMode::reducescatter;  // ... not with it
-  CHECK(config_error(c).find("--tokens 18 must be divisible by --tp 4") != std::string::npos);
+  CHECK(config_error(c).find("`tokens` 18 must be divisible by `tp` 4") != std::string::npos);
   c = small(TpLinearKind::column, TpMode::allreduce);
   c.tokens = 0;
-  CHECK(config_error(c).find("--tokens") != std::string::npos);
+  CHECK(config_error(c).find("`tokens`") != std::string::npos);
   c = small(TpLinearKind::column, TpMode::allreduce);
   c.tp = 2048;
-  CHECK(config_error(c).find("--tp must be at most") != std::string::npos);
+  CHECK(config_error(c).find("`tp` must be at most") != std::string::npos);
   c = small(TpLinearKind::column, TpMode::allreduce);
   c.tokens = std::int64_t{1} << 30;
   c.in_features = std::int64_t{1} << 20;

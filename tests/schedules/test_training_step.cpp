@@ -202,27 +202,27 @@ TEST_CASE("training step: plan rejections name the rule") {
     }
     return std::string("accepted");
   };
-  CHECK(message(plan_of(3, 1, 1, 1, 1)).find("--tp 3 must divide the model's heads") == 0);
-  CHECK(message(plan_of(1, 1, 1, 2, 3)).find("--gbs 3 must be divisible by --dp x --mbs") == 0);
+  CHECK(message(plan_of(3, 1, 1, 1, 1)).find("`tp` 3 must divide the model's heads") == 0);
+  CHECK(message(plan_of(1, 1, 1, 2, 3)).find("`gbs` 3 must be divisible by `dp` x `mbs`") == 0);
   StepPlan zig = plan_of(1, 1, 3, 1, 1);  // 32 tokens over 2 x 3 zigzag chunks
-  CHECK(message(zig).find("with --cp-variant zigzag") != std::string::npos);
+  CHECK(message(zig).find("with `cp_variant` zigzag") != std::string::npos);
   StepPlan sp = plan_of(2, 1, 4, 1, 1);  // zigzag: 32 % (2 x 4) = 0; 32 / 4 = 8, % tp 2 = 0
   CHECK(message(sp) == "accepted");
   sp.cp = 2;
   sp.cp_variant = RingVariant::ring;
   sp.seq = 34;  // 34 / 2 = 17 tokens per CP rank: not divisible by tp 2 under SP
-  CHECK(message(sp).find("--seq / --cp = 17 must be divisible by --tp 2") == 0);
+  CHECK(message(sp).find("`seq` / `cp` = 17 must be divisible by `tp` 2") == 0);
   sp.sequence_parallel = false;  // without SP the tokens need not split over tp
   CHECK(message(sp) == "accepted");
   StepPlan vp = plan_of(1, 2, 1, 1, 4);
   vp.vp = 2;
-  CHECK(message(vp).find("--vp 2 needs --schedule interleaved") == 0);
+  CHECK(message(vp).find("`vp` 2 needs `schedule` interleaved") == 0);
   StepPlan layers = plan_of(1, 8, 1, 1, 8);  // 4 layers over 8 stages
   CHECK(message(layers).find("layers") != std::string::npos);
   StepPlan dual = plan_of(1, 2, 1, 1, 2);  // DualPipeV needs m >= 2p
   dual.schedule = PipelineSchedule::dualpipev;
   CHECK(message(dual) != "accepted");
-  CHECK(message(plan_of(0, 1, 1, 1, 1)).find("--tp") != std::string::npos);
+  CHECK(message(plan_of(0, 1, 1, 1, 1)).find("`tp`") != std::string::npos);
   CHECK(world_size(plan_of(2, 3, 4, 5, 5)) == 120);
   CHECK(microbatches(plan_of(2, 2, 1, 4, 32)) == 8);
 }
