@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "schedules/collective.hpp"
 #include "sim/error.hpp"
 #include "sim/network_analytical.hpp"
 #include "tools/commands.hpp"
@@ -17,22 +18,6 @@
 
 namespace meshsim {
 namespace {
-
-struct CollectiveRun {
-  std::string op;  // allreduce, allgather, reducescatter, alltoall, sendrecv
-  int ranks = 8;
-  int gpus_per_node = 8;
-  int concurrent = 1;
-  CollectiveAlgo algo = CollectiveAlgo::automatic;
-};
-
-std::optional<CollectiveKind> kind_of(const std::string& op) {
-  if (op == "allreduce") return CollectiveKind::all_reduce;
-  if (op == "allgather") return CollectiveKind::all_gather;
-  if (op == "reducescatter") return CollectiveKind::reduce_scatter;
-  if (op == "alltoall") return CollectiveKind::all_to_all;
-  return std::nullopt;  // sendrecv
-}
 
 // "1048576", "64K", "128M", "1G" (binary multiples, as nccl-tests reads -b/-e).
 std::int64_t parse_size(const std::string& text, std::string_view flag) {
@@ -70,30 +55,6 @@ std::int64_t parse_size(const std::string& text, std::string_view flag) {
   return v * scale;
 }
 
-Program build_collective_program(const CollectiveRun& run, std::int64_t bytes) {
-  ProgramBuilder b(Mesh({{"dp", run.ranks}}, run.gpus_per_node), true,
-                   fmt::format("{} of {} bytes over {} ranks, {} at once", run.op, bytes, run.ranks,
-                               run.concurrent));
-  std::vector<int> all(static_cast<std::size_t>(run.ranks));
-  for (int r = 0; r < run.ranks; ++r) all[static_cast<std::size_t>(r)] = r;
-  const auto kind = kind_of(run.op);
-  for (int k = 0; k < run.concurrent; ++k) {
-    // Separate communicators: separate groups and streams, sharing every port they cross.
-    const StreamId s = b.stream(fmt::format("comm{}", k));
-    const GroupId g = b.group(fmt::format("comm{}", k), all);
-    for (int r = 0; r < run.ranks; ++r) {
-      if (kind) {
-        b.add(r, s, run.op, {}, CollectiveCall{*kind, g, bytes, DType::bf16, 0, -1, -1, run.algo});
-      } else {
-        b.add(r, s, run.op, {},
-              P2PCall{{Transfer{(r + 1) % run.ranks, bytes, k, -1}},
-                      {Transfer{(r - 1 + run.ranks) % run.ranks, bytes, k, -1}}});
-      }
-    }
-  }
-  return std::move(b).finish();
-}
-
 struct Row {
   std::int64_t bytes = 0;
   double time_s = 0, algbw = 0, busbw = 0;
@@ -126,7 +87,7 @@ int run_collective_command(std::span<const std::string> argv, const CommandConte
     return 0;
   }
   OutputRequest out = read_output_request(args, ctx);
-  CollectiveRun run;
+  CollectiveConfig run;
   run.op = args.get_choice("--op", "allreduce",
                            {"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv"});
   run.ranks = static_cast<int>(args.get_int("--ranks", 8, 1, 1 << 16));
@@ -162,7 +123,7 @@ int run_collective_command(std::span<const std::string> argv, const CommandConte
     sizes.push_back(parse_size(args.get("--bytes", "1G"), "--bytes"));
   }
 
-  const auto kind = kind_of(run.op);
+  const auto kind = collective_kind_of(run.op);
   const double factor = kind ? busbw_factor(*kind, run.ranks) : 1.0;  // send/recv: busbw = algbw
   if (!out.trace_path.empty() && sizes.size() > 1) {
     throw InputError("--trace needs one size (--bytes), not --sweep");
@@ -170,9 +131,9 @@ int run_collective_command(std::span<const std::string> argv, const CommandConte
   std::vector<Row> rows;
   OutputFiles files;
   for (std::int64_t bytes : sizes) {
-    const TracedSimulation r = run_traced_simulation(
-        build_collective_program(run, bytes), out.hardware, out.provenance, !out.trace_path.empty(),
-        std::chrono::steady_clock::now(), out.network);
+    const TracedSimulation r = run_traced_simulation(build_collective(run, bytes), out.hardware,
+                                                     out.provenance, !out.trace_path.empty(),
+                                                     std::chrono::steady_clock::now(), out.network);
     if (r.trace) files.stage(out.trace_path, *r.trace, "--trace");
     Row row;
     row.bytes = bytes;
