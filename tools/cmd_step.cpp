@@ -65,9 +65,24 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   return j;
 }
 
-}  // namespace
+struct StepRequest {
+  TransformerModel model;
+  StepPlan plan;
+  std::string note;  // why the plan differs from the flags (a flow-level run unfolds)
+};
 
-int run_step_command(std::span<const std::string> argv, const CommandContext& ctx) {
+// Everything meshsim step prints.
+struct StepReport {
+  const TransformerModel& model;
+  const StepPlan& plan;
+  const std::string& note;
+  MemoryEstimate mem;
+  TracedSimulation result;
+  StepEvaluation eval;
+  TimeBreakdown breakdown;
+};
+
+std::vector<OptionSpec> step_options() {
   std::vector<OptionSpec> specs = {
       {"--model", "NAME|FILE",
        fmt::format("transformer model: a built-in ({}) or a JSON file [llama3-8b]",
@@ -95,26 +110,21 @@ int run_step_command(std::span<const std::string> argv, const CommandContext& ct
        "collectives timed for the whole group)"},
   };
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
-  const Args args("step", specs, argv);
-  if (args.help_requested()) {
-    ctx.out << args.help_text(
-        "Simulate one training step of a transformer model on a tp x cp x dp x pp mesh (Megatron "
-        "order: tp fastest, pp outermost): step time, tokens/s, MFU, memory per pipeline stage "
-        "(over the GPU's memory it is reported as OOM and still timed), and where the time goes.",
-        "meshsim step --model llama3-70b --gpus 64 --tp 8 --pp 4 --cp 2 --seq 16384 --gbs 64 "
-        "--recompute selective --distributed-optimizer --trace step.json");
-    return 0;
-  }
-  const auto started = std::chrono::steady_clock::now();
-  OutputRequest out = read_output_request(args, ctx);
-  const TransformerModel model = load_model(args.get("--model", "llama3-8b"));
+  return specs;
+}
+
+// The plan the flags describe (flags checked, defaults filled); a flow-level run unfolds.
+StepRequest parse_step_request(const Args& args, const OutputRequest& out) {
+  StepRequest req{load_model(args.get("--model", "llama3-8b")), {}, {}};
+  const TransformerModel& model = req.model;
+  StepPlan& p = req.plan;
+  std::string& note = req.note;
   if (args.has("--gpus") && args.has("--nodes")) {
     throw InputError("--gpus and --nodes are alternatives: give one of them");
   }
   const int gpn = out.hardware.gpus_per_node;
   const std::int64_t gpus = args.has("--nodes") ? args.get_int("--nodes", 1, 1, 1 << 17) * gpn
                                                 : args.get_int("--gpus", 8, 1, 1 << 20);
-  StepPlan p;
   p.tp = static_cast<int>(args.get_int("--tp", std::min<std::int64_t>(8, gpus), 1, 1 << 16));
   p.pp = static_cast<int>(args.get_int("--pp", 1, 1, 1 << 16));
   p.cp = static_cast<int>(args.get_int("--cp", 1, 1, 1 << 16));
@@ -154,7 +164,6 @@ int run_step_command(std::span<const std::string> argv, const CommandContext& ct
   p.dp_buckets = static_cast<int>(args.get_int("--dp-buckets", 4, 1, 1024));
   p.fold_dp = !args.has("--no-fold");
   p.fold_tp = p.fold_dp;
-  std::string note;
   if (out.network.flow && ((p.fold_dp && p.dp > 1) || (p.fold_tp && p.tp > 1))) {
     // The flow model moves the real bytes between real members: fold-free only.
     note = fmt::format("--network flow simulates every {} rank (no folding)",
@@ -165,60 +174,62 @@ int run_step_command(std::span<const std::string> argv, const CommandContext& ct
     p.fold_tp = false;
   }
   check_step_plan(model, p);
+  return req;
+}
 
-  const MemoryEstimate mem = estimate_memory(model, memory_plan(p), out.hardware);
-  Program program = build_training_step(model, p, out.hardware.gpus_per_node);
-  const TracedSimulation result =
-      run_traced_simulation(std::move(program), out.hardware, out.provenance,
-                            !out.trace_path.empty(), started, out.network);
-  OutputFiles files;
-  if (!out.trace_path.empty() && result.trace)
-    files.stage(out.trace_path, *result.trace, "--trace");
-  files.commit();
-
-  const std::int64_t seq = p.seq;
+void print_step_json(const StepReport& r, const OutputRequest& out, const CommandContext& ctx) {
+  const TransformerModel& model = r.model;
+  const StepPlan& p = r.plan;
+  const MemoryEstimate& mem = r.mem;
+  const TracedSimulation& result = r.result;
+  const TimeBreakdown& b = r.breakdown;
+  const std::string& note = r.note;
   const int world = world_size(p);
-  const StepEvaluation eval = evaluate_step(result, step_work(model, p), out.hardware);
-  const double step_s = eval.step_time_s, tokens_per_s = eval.tokens_per_s, mfu = eval.mfu;
-  const TimeBreakdown b = time_breakdown(result.program, result.timeline, result.metrics.makespan);
-
-  if (out.json) {
-    nlohmann::ordered_json j;
-    j["schema_version"] = kStepSchemaVersion;
-    j["meshsim_version"] = MESHSIM_VERSION;
-    j["command"] = out.provenance.command_line;
-    j["hardware"] = {{"name", out.provenance.hardware_name},
-                     {"hash", out.provenance.hardware_hash}};
-    j["plan"] = plan_json(model, p);
-    j["world_size"] = world;
-    j["step_time_s"] = step_s;
-    j["tokens_per_s"] = tokens_per_s;
-    j["mfu"] = mfu;
-    j["memory"] = to_json(mem);
-    j["oom"] = mem.oom;
-    j["breakdown"] = {{"compute_s", b.compute},
-                      {"exposed_tp_comm_s", b.exposed_of("tp")},
-                      {"exposed_cp_comm_s", b.exposed_of("cp")},
-                      {"exposed_pp_comm_s", b.exposed_of("pp")},
-                      {"exposed_dp_comm_s", b.exposed_of("dp")},
-                      {"bubble_s", b.bubble},
-                      {"averaged_over", "simulated ranks"}};
-    nlohmann::ordered_json cpath = nlohmann::ordered_json::array();
-    for (const auto& c : result.metrics.critical_path) {
-      cpath.push_back(
-          {{"category", c.category}, {"time_s", ns_to_seconds(c.time)}, {"ops", c.ops}});
-    }
-    j["critical_path"] = cpath;
-    j["layer_split"] = mem.split.rule;
-    j["network"] = out.network.flow ? "flow" : "analytical";
-    j["ops"] = result.program.ops.size();
-    j["events"] = result.timeline.events;
-    if (!note.empty()) j["note"] = note;
-    j["wall_s"] = result.wall_s;
-    ctx.out << j.dump(2) << "\n";
-    return 0;
+  const double step_s = r.eval.step_time_s, tokens_per_s = r.eval.tokens_per_s, mfu = r.eval.mfu;
+  nlohmann::ordered_json j;
+  j["schema_version"] = kStepSchemaVersion;
+  j["meshsim_version"] = MESHSIM_VERSION;
+  j["command"] = out.provenance.command_line;
+  j["hardware"] = {{"name", out.provenance.hardware_name}, {"hash", out.provenance.hardware_hash}};
+  j["plan"] = plan_json(model, p);
+  j["world_size"] = world;
+  j["step_time_s"] = step_s;
+  j["tokens_per_s"] = tokens_per_s;
+  j["mfu"] = mfu;
+  j["memory"] = to_json(mem);
+  j["oom"] = mem.oom;
+  j["breakdown"] = {{"compute_s", b.compute},
+                    {"exposed_tp_comm_s", b.exposed_of("tp")},
+                    {"exposed_cp_comm_s", b.exposed_of("cp")},
+                    {"exposed_pp_comm_s", b.exposed_of("pp")},
+                    {"exposed_dp_comm_s", b.exposed_of("dp")},
+                    {"bubble_s", b.bubble},
+                    {"averaged_over", "simulated ranks"}};
+  nlohmann::ordered_json cpath = nlohmann::ordered_json::array();
+  for (const auto& c : result.metrics.critical_path) {
+    cpath.push_back({{"category", c.category}, {"time_s", ns_to_seconds(c.time)}, {"ops", c.ops}});
   }
+  j["critical_path"] = cpath;
+  j["layer_split"] = mem.split.rule;
+  j["network"] = out.network.flow ? "flow" : "analytical";
+  j["ops"] = result.program.ops.size();
+  j["events"] = result.timeline.events;
+  if (!note.empty()) j["note"] = note;
+  j["wall_s"] = result.wall_s;
+  ctx.out << j.dump(2) << "\n";
+}
 
+void print_step_text(const StepReport& r, const OutputRequest& out, const CommandContext& ctx) {
+  const TransformerModel& model = r.model;
+  const StepPlan& p = r.plan;
+  const MemoryEstimate& mem = r.mem;
+  const TracedSimulation& result = r.result;
+  const TimeBreakdown& b = r.breakdown;
+  const std::string& note = r.note;
+  const int world = world_size(p);
+  const int gpn = out.hardware.gpus_per_node;
+  const std::int64_t seq = p.seq;
+  const double step_s = r.eval.step_time_s, tokens_per_s = r.eval.tokens_per_s, mfu = r.eval.mfu;
   std::string s;
   s += fmt::format(
       "meshsim step: {} on {} GPUs ({} x {}, {} per node): tp {} pp {} cp {} dp {}{}\n", model.name,
@@ -271,6 +282,41 @@ int run_step_command(std::span<const std::string> argv, const CommandContext& ct
     s += fmt::format("trace written to {} (open it in https://ui.perfetto.dev)\n", out.trace_path);
   }
   ctx.out << s;
+}
+
+}  // namespace
+
+int run_step_command(std::span<const std::string> argv, const CommandContext& ctx) {
+  const Args args("step", step_options(), argv);
+  if (args.help_requested()) {
+    ctx.out << args.help_text(
+        "Simulate one training step of a transformer model on a tp x cp x dp x pp mesh (Megatron "
+        "order: tp fastest, pp outermost): step time, tokens/s, MFU, memory per pipeline stage "
+        "(over the GPU's memory it is reported as OOM and still timed), and where the time goes.",
+        "meshsim step --model llama3-70b --gpus 64 --tp 8 --pp 4 --cp 2 --seq 16384 --gbs 64 "
+        "--recompute selective --distributed-optimizer --trace step.json");
+    return 0;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  OutputRequest out = read_output_request(args, ctx);
+  const StepRequest req = parse_step_request(args, out);
+  const MemoryEstimate mem = estimate_memory(req.model, memory_plan(req.plan), out.hardware);
+  TracedSimulation result = run_traced_simulation(
+      build_training_step(req.model, req.plan, out.hardware.gpus_per_node), out.hardware,
+      out.provenance, !out.trace_path.empty(), started, out.network);
+  OutputFiles files;
+  if (!out.trace_path.empty() && result.trace)
+    files.stage(out.trace_path, *result.trace, "--trace");
+  files.commit();
+  const StepEvaluation eval = evaluate_step(result, step_work(req.model, req.plan), out.hardware);
+  const TimeBreakdown breakdown =
+      time_breakdown(result.program, result.timeline, result.metrics.makespan);
+  const StepReport report{req.model, req.plan, req.note, mem, std::move(result), eval, breakdown};
+  if (out.json) {
+    print_step_json(report, out, ctx);
+  } else {
+    print_step_text(report, out, ctx);
+  }
   return 0;
 }
 
