@@ -1,0 +1,249 @@
+// The step builder's rank context, pipeline actions, gradient buckets and optimizer step.
+#include "schedules/step_builder.hpp"
+
+namespace meshsim::step_detail {
+
+std::string StepBuilder::describe(const TransformerModel& m, const StepPlan& p) {
+  return fmt::format(
+      "training step: model={} tp={} pp={} cp={} dp={} vp={} mbs={} gbs={} seq={} schedule={} "
+      "cp_variant={} cp_rotate={} recompute={} distributed_optimizer={} sp={} fold_dp={} "
+      "fold_tp={}",
+      m.name, p.tp, p.pp, p.cp, p.dp, p.vp, p.microbatch_size, p.global_batch, step_seq(m, p),
+      to_string(p.schedule), to_string(p.cp_variant), to_string(p.cp_rotation),
+      to_string(p.recompute), p.distributed_optimizer, p.sequence_parallel, p.fold_dp,
+      p.fold_tp && p.tp > 1);
+}
+
+Program StepBuilder::build() && {
+  const PipelineEmitter emitter(shape_);
+  const Mesh& mesh = builder_.peek().mesh;
+  const int replicas = p_.fold_dp ? 1 : p_.dp;
+  const int tp_built = fold_tp_ ? 1 : t_;
+  for (int pr = 0; pr < pp_; ++pr) {
+    for (int d = 0; d < replicas; ++d) {
+      for (int c = 0; c < n_cp_; ++c) {
+        for (int t = 0; t < tp_built; ++t) {
+          begin_rank(mesh, mesh.rank_of({t, c, d, pr}), pr, c);
+          emitter.emit(pr, *this);
+          finish_rank();
+        }
+      }
+    }
+  }
+  return std::move(builder_).finish();
+}
+
+void StepBuilder::begin_rank(const Mesh& mesh, int rank, int pr, int cp_index) {
+  rank_ = rank;
+  pr_ = pr;
+  cp_index_ = cp_index;
+  waits_.clear();
+  last_compute_ = -1;
+  dp_ops_.clear();
+  delayed_.clear();
+  bucket_bytes_.clear();
+  wgrad_passes_.assign(static_cast<std::size_t>(v_), 0);
+  {
+    // Folded: a one-member group (the rank itself), timed as the whole TP group.
+    std::vector<int> tp_full = mesh.group_of("tp", rank);
+    tp_group_ = fold_tp_ ? builder_.group("tp", {rank}, std::move(tp_full))
+                         : builder_.group("tp", std::move(tp_full));
+  }
+  cp_ranks_ = mesh.group_of("cp", rank);
+  ring_emitter_.emplace(ring_, cp_index, kRingStyle);
+  peer_ranks_.clear();
+  pair_streams_.clear();
+  for (int q = 0; q < pp_; ++q) {
+    auto coords = mesh.coords(rank);
+    coords.back() = q;
+    peer_ranks_.push_back(mesh.rank_of(coords));
+    pair_streams_.push_back(-1);  // created on first use
+  }
+  cp_group_ = builder_.group("cp", cp_ranks_);
+  // The dp-cp group: every rank with this rank's tp and pp coordinates.
+  std::vector<int> full;
+  for (int d : mesh.group_of("dp", rank)) {
+    for (int r : mesh.group_of("cp", d)) full.push_back(r);
+  }
+  std::sort(full.begin(), full.end());
+  dp_size_ = static_cast<int>(full.size());
+  if (p_.fold_dp) {
+    // The built members only, timed as the whole dp-cp group.
+    dp_group_ = full.size() > cp_ranks_.size() ? builder_.group("dp-cp", cp_ranks_, std::move(full))
+                                               : builder_.group("dp-cp", cp_ranks_);
+  } else {
+    dp_group_ = builder_.group("dp-cp", full);
+  }
+}
+
+void StepBuilder::finish_rank() {
+  flush_buckets();
+  // The optimizer step after every gradient reduction, then the parameter all-gathers.
+  std::int64_t params = 0;
+  for (int c = 0; c < v_; ++c) params += chunk_params(gs(pr_, c));
+  const bool dist = p_.distributed_optimizer && dp_size_ > 1;
+  waits_.insert(waits_.end(), dp_ops_.begin(), dp_ops_.end());
+  kernel("optimizer step", Phase::optimizer, -1, -1, -1, KernelKind::optimizer_update,
+         VectorShape{dist ? (params + dp_size_ - 1) / dp_size_ : params});
+  if (dist) {
+    for (std::size_t b = 0; b < bucket_bytes_.size(); ++b) {
+      // Updated bf16 parameters: the bucket's fp32 grad bytes / 2 (4-byte grads, 2-byte params).
+      dp_collective(fmt::format("param all-gather bucket {}", b), Phase::optimizer, -1, -1,
+                    CollectiveKind::all_gather, bucket_bytes_[b] / 4 * e_);
+    }
+  }
+}
+
+std::int64_t StepBuilder::chunk_params(int stage) const {
+  std::int64_t n = layer_count(stage) * layer_params_;
+  if (stage == 0) n += embedding_params_;
+  if (stage + 1 == stages_) n += head_params_;
+  return n;
+}
+
+OpId StepBuilder::kernel(std::string name, Phase phase, int layer, int mb, int chunk,
+                         KernelKind kind, KernelShape shape, ElementwiseFn fn, int step) {
+  KernelCall call{kind, p_.dtype, std::move(shape), {}, {}, fn};
+  last_compute_ =
+      builder_.add(rank_, compute_, std::move(name), OpLabels{phase, layer, mb, step, chunk},
+                   std::move(call), take_waits());
+  return last_compute_;
+}
+
+OpId StepBuilder::tp_collective(std::string name, Phase phase, int layer, int mb, int chunk,
+                                CollectiveKind kind, std::int64_t bytes) {
+  if (t_ == 1) return -1;
+  std::vector<OpId> deps = waits_;
+  if (last_compute_ >= 0) deps.push_back(last_compute_);
+  const CollectiveCall call{kind, tp_group_, bytes, p_.dtype};
+  return builder_.add(rank_, tp_comm_, std::move(name), OpLabels{phase, layer, mb, -1, chunk}, call,
+                      std::move(deps));
+}
+
+OpId StepBuilder::dp_collective(std::string name, Phase phase, int mb, int chunk,
+                                CollectiveKind kind, std::int64_t bytes) {
+  std::vector<OpId> deps;
+  if (last_compute_ >= 0) deps.push_back(last_compute_);
+  const DType dtype = phase == Phase::optimizer ? p_.dtype : DType::fp32;
+  return builder_.add(rank_, dp_comm_, std::move(name), OpLabels{phase, -1, mb, -1, chunk},
+                      CollectiveCall{kind, dp_group_, bytes, dtype}, std::move(deps));
+}
+
+void StepBuilder::launch_ready(GradientBuckets& b, int mb, int chunk) {
+  const std::vector<ReadyBucket> ready = b.take_ready();
+  if (ready.empty() || dp_size_ <= 1) return;
+  for (const ReadyBucket& r : ready) delayed_.push_back(DelayedBucket{r.bytes, mb, chunk, r.index});
+  // Megatron's delay_grad_reduce: every pipeline rank but the first launches its reductions
+  // after its last exchange (under the single hardware queue a reduction waiting behind
+  // another would otherwise hold back the gradient send the previous stage waits for).
+  if (pr_ == 0) flush_buckets();
+}
+
+void StepBuilder::flush_buckets() {
+  const bool dist = p_.distributed_optimizer;
+  for (const DelayedBucket& d : delayed_) {
+    dp_ops_.push_back(
+        dp_collective(fmt::format("grad {} c{} bucket {}", dist ? "reduce-scatter" : "all-reduce",
+                                  d.chunk, d.index),
+                      Phase::wgrad, d.mb, d.chunk,
+                      dist ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, d.bytes));
+    bucket_bytes_.push_back(d.bytes);
+  }
+  delayed_.clear();
+}
+
+OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
+                               std::vector<OpId> deps) {
+  waits_.insert(waits_.end(), deps.begin(), deps.end());
+  const int stage = gs(pr_, chunk);
+  const int first = first_layer(stage), count = layer_count(stage);
+  const bool last_stage = stage + 1 == stages_;
+  Ctx c{-1, mb, chunk, Phase::fwd};
+  if (work == PipeWork::forward) {
+    if (stage == 0) {
+      kernel("embedding", Phase::fwd, -1, mb, chunk, KernelKind::copy,
+             VectorShape{local_tokens_ * m_.hidden});
+    }
+    for (int l = first; l < first + count; ++l) {
+      c.layer = l;
+      layer_forward(c);
+    }
+    if (last_stage) {
+      c.layer = -1;
+      norm(c, "final norm", Phase::fwd);
+      column_forward(c, "head", vocab_shard_, m_.hidden);
+      kernel("loss", Phase::fwd, -1, mb, chunk, KernelKind::loss,
+             VectorShape{tokens_ * vocab_shard_});
+    }
+    // The activation is complete once the last TP reduction is (the send waits for it).
+    return waits_.empty() ? last_compute_ : waits_.back();
+  }
+  const bool with_wgrad = work == PipeWork::backward || work == PipeWork::weight_grad;
+  bool final_wgrad = false;
+  if (with_wgrad) {
+    final_wgrad = ++wgrad_passes_[static_cast<std::size_t>(chunk)] == shape_.microbatches;
+  }
+  GradientBuckets b = buckets_for(stage);
+  c.phase = Phase::bwd;
+  if (work == PipeWork::weight_grad) {
+    if (last_stage) {
+      c.layer = -1;
+      column_wgrad(c, "head", vocab_shard_, m_.hidden);
+      if (final_wgrad) b.add(head_params_);
+    }
+    for (int l = first + count - 1; l >= first; --l) {
+      c.layer = l;
+      layer_wgrad(c);
+      b.layer_done();
+      if (final_wgrad) {
+        b.add(layer_params_);
+        launch_ready(b, mb, chunk);
+      }
+    }
+    if (final_wgrad && count == 0) launch_ready(b, mb, chunk);
+    return last_compute_;
+  }
+  // backward (B + W) or input_grad (B)
+  if (last_stage) {
+    c.layer = -1;
+    column_backward(c, "head", vocab_shard_, m_.hidden, with_wgrad);
+    norm(c, "final norm bwd", Phase::bwd);
+    if (final_wgrad) b.add(head_params_);
+  }
+  for (int l = first + count - 1; l >= first; --l) {
+    c.layer = l;
+    layer_backward(c, with_wgrad);
+    b.layer_done();
+    if (final_wgrad) {
+      b.add(layer_params_);
+      launch_ready(b, mb, chunk);
+    }
+  }
+  if (final_wgrad && count == 0) launch_ready(b, mb, chunk);
+  OpId out = last_compute_;
+  if (!waits_.empty()) {
+    // The input gradient is complete once the last TP reduction is; the send waits for it.
+    out = waits_.back();
+  }
+  if (stage == 0) {
+    kernel("embedding grad", Phase::wgrad, -1, mb, chunk, KernelKind::accumulate,
+           VectorShape{local_tokens_ * m_.hidden});
+    out = last_compute_;
+  }
+  return out;
+}
+
+StreamId StepBuilder::peer_stream(int peer) {
+  StreamId& s = pair_streams_[static_cast<std::size_t>(peer)];
+  if (s < 0) s = pair_stream(pr_, peer);
+  return s;
+}
+
+OpId StepBuilder::emit_exchange(int /*pr*/, int peer, std::string name, P2PCall call, int boundary,
+                                OpId after) {
+  return builder_.add(rank_, peer_stream(peer), std::move(name),
+                      OpLabels{Phase::none, -1, -1, boundary, -1}, std::move(call),
+                      after >= 0 ? std::vector<OpId>{after} : std::vector<OpId>{});
+}
+
+}  // namespace meshsim::step_detail

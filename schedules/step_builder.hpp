@@ -1,0 +1,265 @@
+#pragma once
+// The builder behind build_training_step (schedules/training_step.cpp states what it emits):
+// one rank at a time, the pipeline actions of schedules/pipeline_emitter, each a run of layers
+// (schedules/step_layers.cpp: norms, the TP layers of schedules/tp_emitter, the attention core
+// and the CP ring of schedules/ring_emitter) with the DP gradient buckets and the optimizer.
+// Internal to schedules/: include it only from the step's own .cpp files.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "schedules/gradient_buckets.hpp"
+#include "schedules/model_catalog.hpp"
+#include "schedules/pipeline_emitter.hpp"
+#include "schedules/ring_emitter.hpp"
+#include "schedules/step_plan.hpp"
+#include "schedules/tp_emitter.hpp"
+#include "sim/program.hpp"
+
+namespace meshsim::step_detail {
+
+class StepBuilder final : private PipelineEmitHost, private RingEmitHost, private TpEmitHost {
+ public:
+  StepBuilder(const TransformerModel& model, const StepPlan& plan, int gpus_per_node)
+      : m_(model),
+        p_(plan),
+        shape_(step_shape(plan)),
+        pp_(plan.pp),
+        v_(chunks_of(shape_)),
+        stages_(plan.pp * v_),
+        t_(plan.tp),
+        n_cp_(plan.cp),
+        sp_(plan.sequence_parallel && plan.tp > 1),
+        fold_tp_(folds_tp(plan, gpus_per_node)),
+        split_(split_layers(model.layers, plan.pp * chunks_of(shape_))),
+        builder_(make_megatron_mesh(plan.tp, plan.cp, plan.dp, plan.pp, gpus_per_node),
+                 plan.tp > 1 || plan.cp > 1, describe(model, plan)) {
+    builder_.reserve(static_cast<std::size_t>(
+        std::min(estimated_ops(model, plan, folds_tp(plan, gpus_per_node)), kMaxStepOps)));
+    compute_ = builder_.stream("compute");
+    tp_comm_ = builder_.stream("tp_comm");
+    cp_comm_ = builder_.stream("cp_comm");
+    dp_comm_ = builder_.stream("dp_comm");
+    seq_ = step_seq(model, plan);
+    tokens_ = plan.microbatch_size * (seq_ / plan.cp);
+    local_tokens_ = sp_ ? tokens_ / t_ : tokens_;
+    e_ = dtype_bytes(plan.dtype);
+    msg_bytes_ = plan.microbatch_size * (seq_ / plan.cp) * model.hidden / (sp_ ? t_ : 1) * e_;
+    layer_begin_.assign(static_cast<std::size_t>(stages_) + 1, 0);
+    for (int s = 0; s < stages_; ++s) {
+      layer_begin_[static_cast<std::size_t>(s) + 1] =
+          layer_begin_[static_cast<std::size_t>(s)] + split_.layers[static_cast<std::size_t>(s)];
+    }
+    ring_.cp = plan.cp;
+    ring_.seq = seq_;
+    ring_.batch = plan.microbatch_size;
+    ring_.heads = model.heads / t_;
+    ring_.kv_heads = model.kv_heads / t_;
+    ring_.head_dim = model.head_dim();
+    ring_.dtype = plan.dtype;
+    ring_.variant = plan.cp > 1 ? plan.cp_variant : RingVariant::ring;
+    ring_.rotate = plan.cp_rotation;
+    const ParameterCount pc = count_parameters(model);
+    // TP shard of one layer: matrices (and their biases, approximately) / t, norms whole.
+    layer_params_ = (pc.attention + pc.mlp) / t_ + pc.norms;
+    const std::int64_t vocab_shard = (model.vocab + t_ - 1) / t_;
+    embedding_params_ =
+        vocab_shard * model.hidden +
+        (model.position == PositionEmbedding::learned ? model.seq_len * model.hidden : 0);
+    head_params_ = (model.tied_embeddings ? 0 : vocab_shard * model.hidden) + pc.final_norm;
+    vocab_shard_ = vocab_shard;
+  }
+
+  static std::string describe(const TransformerModel& m, const StepPlan& p);
+
+  Program build() &&;
+
+ private:
+  // ---- per-rank context -------------------------------------------------------------------------
+  void begin_rank(const Mesh& mesh, int rank, int pr, int cp_index);
+
+  void finish_rank();
+
+  int gs(int pr, int chunk) const { return global_stage(shape_, pr, chunk); }
+  int first_layer(int stage) const { return layer_begin_[static_cast<std::size_t>(stage)]; }
+  int layer_count(int stage) const { return split_.layers[static_cast<std::size_t>(stage)]; }
+
+  std::int64_t chunk_params(int stage) const;
+
+  // ---- op helpers
+  // --------------------------------------------------------------------------------
+  std::vector<OpId> take_waits() {
+    std::vector<OpId> w;
+    w.swap(waits_);
+    return w;
+  }
+  void wait(OpId op) {
+    if (op >= 0) waits_.push_back(op);
+  }
+
+  OpId kernel(std::string name, Phase phase, int layer, int mb, int chunk, KernelKind kind,
+              KernelShape shape, ElementwiseFn fn = ElementwiseFn::none, int step = -1);
+
+  // A collective on tp_comm: waits for the last compute kernel (and whatever the next kernel
+  // waits for, e.g. a received activation). -1 when t = 1.
+  OpId tp_collective(std::string name, Phase phase, int layer, int mb, int chunk,
+                     CollectiveKind kind, std::int64_t bytes);
+
+  OpId dp_collective(std::string name, Phase phase, int mb, int chunk, CollectiveKind kind,
+                     std::int64_t bytes);
+
+  // Activation bytes of one TP collective: a whole [T, width] tensor.
+  std::int64_t act_bytes(std::int64_t width) const { return tokens_ * width * e_; }
+
+  // ---- tensor-parallel linear layers (tp_linear.cpp's placement) --------------------------------
+  struct Ctx {
+    int layer = -1, mb = 0, chunk = 0;
+    Phase phase = Phase::fwd;
+  };
+
+  // ---- tensor-parallel linear layers: schedules/tp_emitter, without tensors -------------------
+  OpId tp_kernel(std::string name, Phase phase, KernelCall call) override;
+  OpId tp_collective(std::string name, Phase phase, CollectiveKind kind, std::int64_t bytes,
+                     SlotId /*in*/, SlotId /*out*/) override {
+    return tp_collective(std::move(name), phase, tp_ctx_.layer, tp_ctx_.mb, tp_ctx_.chunk, kind,
+                         bytes);
+  }
+  void tp_wait(OpId op) override { wait(op); }
+
+  // The op names of a layer ("qkv", "recompute mlp up", ...), made once per name.
+  const TpNames& tp_names(const std::string& what);
+
+  // One rank's layer: column n = out / t, k = in; row n = out, k = in / t; W stored [k, n].
+  TpLayerEmitter tp_layer(const Ctx& c, bool column, std::int64_t n, std::int64_t k);
+
+  void column_forward(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k) {
+    tp_layer(c, true, n, k).forward(*this, {}, tp_names(what), c.phase);
+  }
+  void row_forward(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k) {
+    tp_layer(c, false, n, k).forward(*this, {}, tp_names(what), c.phase);
+  }
+  // with_wgrad false: B of a split backward (the wgrad comes in W).
+  void column_backward(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k,
+                       bool with_wgrad) {
+    tp_layer(c, true, n, k).backward(*this, {}, tp_names(what), with_wgrad);
+  }
+  void row_backward(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k,
+                    bool with_wgrad) {
+    tp_layer(c, false, n, k).backward(*this, {}, tp_names(what), with_wgrad);
+  }
+  void column_wgrad(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k) {
+    tp_layer(c, true, n, k).wgrad(*this, {}, tp_names(what));
+  }
+  void row_wgrad(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k) {
+    tp_layer(c, false, n, k).wgrad(*this, {}, tp_names(what));
+  }
+
+  // ---- attention: one causal block, or the CP ring of schedules/ring_emitter
+  // ---------------------- The step's names and types: no tensors, its own cast and all-gather
+  // names, and lse merges costed in the storage dtype.
+  static inline const RingEmitStyle kRingStyle{false, "attn out cast", "kv all-gather", true};
+
+  OpId ring_kernel(std::string name, Phase phase, int step, KernelCall call) override;
+  OpId ring_comm(std::string name, Phase phase, int step, OpBody body,
+                 std::vector<OpId> deps) override;
+  void ring_wait(OpId op) override { wait(op); }
+  // K/V come out of the QKV gemm (and whatever the next kernel waits for).
+  std::vector<OpId> kv_producer() override;
+  int cp_rank(int cp_index) const override { return cp_ranks_[static_cast<std::size_t>(cp_index)]; }
+  GroupId cp_group() const override { return cp_group_; }
+  SlotId ring_slot(std::string, DType, std::vector<std::int64_t>,
+                   std::vector<TokenRange>) override {
+    return -1;
+  }
+
+  AttentionShape whole_sequence_block() const;
+
+  // The attention core forward (phase fwd, or bwd when recomputed).
+  void attention_forward(const Ctx& c, Phase phase);
+
+  void attention_backward(const Ctx& c);
+
+  // ---- one transformer layer
+  // ---------------------------------------------------------------------
+  std::int64_t qkv_n() const { return (m_.hidden + 2 * m_.kv_hidden()) / t_; }
+  std::int64_t up_n() const { return (m_.gated_mlp ? 2 : 1) * m_.ffn_hidden / t_; }
+
+  void norm(const Ctx& c, const std::string& name, Phase phase) {
+    kernel(name, phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+           VectorShape{local_tokens_ * m_.hidden});
+  }
+
+  void layer_forward(const Ctx& c);
+
+  void layer_backward(const Ctx& c, bool with_wgrad);
+
+  void layer_wgrad(const Ctx& c);
+
+  // ---- gradient buckets (schedules/gradient_buckets) --------------------------------------------
+  GradientBuckets buckets_for(int stage) const {
+    return GradientBuckets(layer_count(stage), p_.dp_buckets, stage == 0 ? embedding_params_ : 0);
+  }
+
+  void launch_ready(GradientBuckets& b, int mb, int chunk);
+
+  void flush_buckets();
+
+  // Emits one compute part; returns the op after which its output (activation or input gradient
+  // sent to the neighbour stage) is ready.
+  OpId emit_compute(int /*pr*/, PipeWork work, int mb, int chunk, std::vector<OpId> deps) override;
+
+  // ---- the pipeline exchanges (schedules/pipeline_emitter; pipeline indices) -------------------
+  int mesh_peer(int peer_pp) const { return peer_ranks_[static_cast<std::size_t>(peer_pp)]; }
+
+  StreamId peer_stream(int peer);
+
+  StreamId pair_stream(int a, int b) {
+    return builder_.stream(fmt::format("pp_comm {}-{}", std::min(a, b), std::max(a, b)));
+  }
+
+  Transfer emit_transfer(int /*pr*/, const PipeMessage& m, int tag, bool /*send*/) const override {
+    return Transfer{mesh_peer(m.peer), msg_bytes_, tag, -1};
+  }
+
+  OpId emit_exchange(int /*pr*/, int peer, std::string name, P2PCall call, int boundary,
+                     OpId after) override;
+
+  const TransformerModel& m_;
+  const StepPlan& p_;
+  PipelineShape shape_;
+  int pp_, v_, stages_, t_, n_cp_;
+  bool sp_, fold_tp_;
+  LayerSplit split_;
+  ProgramBuilder builder_;
+  StreamId compute_ = 0, tp_comm_ = 0, cp_comm_ = 0, dp_comm_ = 0;
+  std::int64_t seq_ = 0, tokens_ = 0, local_tokens_ = 0, e_ = 2, msg_bytes_ = 0;
+  std::int64_t layer_params_ = 0, embedding_params_ = 0, head_params_ = 0, vocab_shard_ = 0;
+  std::vector<int> layer_begin_;
+  RingAttentionConfig ring_;
+  // Per-rank state.
+  int rank_ = 0, pr_ = 0, cp_index_ = 0, dp_size_ = 1;
+  GroupId tp_group_ = 0, cp_group_ = 0, dp_group_ = 0;
+  std::vector<int> cp_ranks_;
+  std::optional<RingEmitter> ring_emitter_;  // this rank's CP ring
+  Ctx ring_ctx_;                             // labels of the ring being emitted
+  Ctx tp_ctx_;                               // labels of the layer being emitted
+  std::map<std::string, TpNames> tp_names_;
+  std::vector<int> peer_ranks_;  // the rank at each pipeline index with this rank's other coords
+  std::vector<StreamId> pair_streams_;  // the pp_comm stream to each pipeline index
+  std::vector<OpId> waits_;
+  OpId last_compute_ = -1;
+  std::vector<OpId> dp_ops_;
+  std::vector<std::int64_t> bucket_bytes_;
+  struct DelayedBucket {
+    std::int64_t bytes = 0;
+    int mb = 0, chunk = 0, index = 0;
+  };
+  std::vector<DelayedBucket> delayed_;
+  std::vector<int> wgrad_passes_;
+};
+
+}  // namespace meshsim::step_detail

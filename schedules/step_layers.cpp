@@ -1,0 +1,136 @@
+// The step builder's transformer layers: norms, the tensor-parallel linear layers
+// (schedules/tp_emitter), the attention core (one causal block, or the CP ring of
+// schedules/ring_emitter), forward, backward, recompute and the split backward's W.
+#include "schedules/step_builder.hpp"
+
+namespace meshsim::step_detail {
+
+OpId StepBuilder::tp_kernel(std::string name, Phase phase, KernelCall call) {
+  last_compute_ = builder_.add(rank_, compute_, std::move(name),
+                               OpLabels{phase, tp_ctx_.layer, tp_ctx_.mb, -1, tp_ctx_.chunk},
+                               std::move(call), take_waits());
+  return last_compute_;
+}
+
+const TpNames& StepBuilder::tp_names(const std::string& what) {
+  auto it = tp_names_.find(what);
+  if (it != tp_names_.end()) return it->second;
+  TpNames n{what + " gemm",
+            what + " dgrad",
+            what + " wgrad",
+            {},
+            {},
+            what + " x all-gather",
+            what + " x all-gather (bwd)",
+            what + " x all-gather (wgrad)",
+            what + " dy all-gather",
+            what + " y reduce-scatter",
+            what + " y all-reduce",
+            what + " dx reduce-scatter",
+            what + " dx all-reduce"};
+  return tp_names_.emplace(what, std::move(n)).first->second;
+}
+
+TpLayerEmitter StepBuilder::tp_layer(const Ctx& c, bool column, std::int64_t n, std::int64_t k) {
+  tp_ctx_ = c;
+  TpLayerSpec spec;
+  spec.column = column;
+  spec.tokens = tokens_;
+  spec.local_tokens = local_tokens_;
+  spec.n = n;
+  spec.k = k;
+  spec.sequence_parallel = sp_;
+  spec.comm = t_ > 1;
+  spec.tensors = false;
+  spec.w_out_major = false;
+  spec.dtype = p_.dtype;
+  return TpLayerEmitter(spec);
+}
+
+OpId StepBuilder::ring_kernel(std::string name, Phase phase, int step, KernelCall call) {
+  last_compute_ =
+      builder_.add(rank_, compute_, std::move(name),
+                   OpLabels{phase, ring_ctx_.layer, ring_ctx_.mb, step, ring_ctx_.chunk},
+                   std::move(call), take_waits());
+  return last_compute_;
+}
+
+OpId StepBuilder::ring_comm(std::string name, Phase phase, int step, OpBody body,
+                            std::vector<OpId> deps) {
+  return builder_.add(rank_, cp_comm_, std::move(name),
+                      OpLabels{phase, ring_ctx_.layer, ring_ctx_.mb, step, ring_ctx_.chunk},
+                      std::move(body), std::move(deps));
+}
+
+std::vector<OpId> StepBuilder::kv_producer() {
+  std::vector<OpId> deps = waits_;
+  if (last_compute_ >= 0) deps.push_back(last_compute_);
+  return deps;
+}
+
+AttentionShape StepBuilder::whole_sequence_block() const {
+  const auto all = rank_tokens(ring_, 0);
+  return AttentionShape{ring_.batch, ring_.heads, ring_.kv_heads, ring_.head_dim, MaskMode::causal,
+                        all,         all};
+}
+
+void StepBuilder::attention_forward(const Ctx& c, Phase phase) {
+  const std::string pre = phase == Phase::fwd ? "" : "recompute ";
+  if (n_cp_ == 1) {
+    kernel(pre + "attn fwd", phase, c.layer, c.mb, c.chunk, KernelKind::attention_fwd,
+           whole_sequence_block());
+    return;
+  }
+  ring_ctx_ = c;
+  ring_emitter_->forward(*this, RingTensors{}, phase, pre);
+}
+
+void StepBuilder::attention_backward(const Ctx& c) {
+  if (n_cp_ == 1) {
+    kernel("attn bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::attention_bwd,
+           whole_sequence_block());
+    return;
+  }
+  ring_ctx_ = c;
+  ring_emitter_->backward(*this, RingTensors{});
+}
+
+void StepBuilder::layer_forward(const Ctx& c) {
+  const std::string pre = c.phase == Phase::fwd ? "" : "recompute ";
+  norm(c, pre + "attn norm", c.phase);
+  column_forward(c, pre + "qkv", qkv_n(), m_.hidden);
+  attention_forward(c, c.phase);
+  row_forward(c, pre + "proj", m_.hidden, m_.hidden / t_);
+  norm(c, pre + "mlp norm", c.phase);
+  column_forward(c, pre + "mlp up", up_n(), m_.hidden);
+  kernel(pre + "activation", c.phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+         VectorShape{tokens_ * up_n()}, m_.gated_mlp ? ElementwiseFn::none : ElementwiseFn::gelu);
+  row_forward(c, pre + "mlp down", m_.hidden, m_.ffn_hidden / t_);
+}
+
+void StepBuilder::layer_backward(const Ctx& c, bool with_wgrad) {
+  if (p_.recompute == Recompute::full) {
+    Ctx rc = c;
+    rc.phase = Phase::bwd;
+    layer_forward(rc);
+  }
+  row_backward(c, "mlp down", m_.hidden, m_.ffn_hidden / t_, with_wgrad);
+  kernel("activation bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+         VectorShape{tokens_ * up_n()});
+  column_backward(c, "mlp up", up_n(), m_.hidden, with_wgrad);
+  norm(c, "mlp norm bwd", Phase::bwd);
+  row_backward(c, "proj", m_.hidden, m_.hidden / t_, with_wgrad);
+  if (p_.recompute == Recompute::selective) attention_forward(c, Phase::bwd);
+  attention_backward(c);
+  column_backward(c, "qkv", qkv_n(), m_.hidden, with_wgrad);
+  norm(c, "attn norm bwd", Phase::bwd);
+}
+
+void StepBuilder::layer_wgrad(const Ctx& c) {
+  row_wgrad(c, "mlp down", m_.hidden, m_.ffn_hidden / t_);
+  column_wgrad(c, "mlp up", up_n(), m_.hidden);
+  row_wgrad(c, "proj", m_.hidden, m_.hidden / t_);
+  column_wgrad(c, "qkv", qkv_n(), m_.hidden);
+}
+
+}  // namespace meshsim::step_detail
