@@ -1,5 +1,5 @@
 #pragma once
-// Memory per rank of a parallel training plan (design §4.4): weights, gradients, optimizer
+// Memory per rank of a parallel training plan (ARCHITECTURE.md §4.4): weights, gradients, optimizer
 // state, activations of the in-flight microbatches, ring-attention K/V buffers and a workspace
 // allowance; over the GPU's memory the plan is OOM. Also how layers are split over pipeline stages
 // (Megatron's uneven first/last-stage option when they do not divide evenly).

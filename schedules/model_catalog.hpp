@@ -1,5 +1,5 @@
 #pragma once
-// Transformer models for whole training steps (design §4.4): the shape of a decoder-only
+// Transformer models for whole training steps (ARCHITECTURE.md §4.4): the shape of a decoder-only
 // model, built-ins from the published configurations, JSON files with a schema version, the exact
 // parameter count and the model FLOPs per token that MFU divides by.
 //

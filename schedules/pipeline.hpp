@@ -1,7 +1,7 @@
 #pragma once
-// Pipeline-parallel schedules as Programs (design §4.2): each rank's compute actions in the
-// schedule's order, a linear layer per model chunk as the stage workload, and the activations and
-// gradients exchanged through combined p2p groups at every boundary between consecutive actions
+// Pipeline-parallel schedules as Programs (ARCHITECTURE.md §4.2): each rank's compute actions in
+// the schedule's order, a linear layer per model chunk as the stage workload, and the activations
+// and gradients exchanged through combined p2p groups at every boundary between consecutive actions
 // (send what the last action produced + receive what the next one needs, as one batched group).
 //
 // The stage workload is a small MLP the validate mode can run for real: global stage s (chunk c

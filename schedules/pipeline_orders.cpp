@@ -12,7 +12,7 @@
 #include "sim/error.hpp"
 
 // Where each order comes from (read for semantics; the code below is ours):
-// - gpipe, 1f1b: the textbook schedules (design §4.2); 1F1B as in Megatron-LM's
+// - gpipe, 1f1b: the textbook schedules (ARCHITECTURE.md §4.2); 1F1B as in Megatron-LM's
 //   forward_backward_pipelining_without_interleaving: warm-up min(p-r-1, m) forwards, then
 //   one-forward-one-backward, then the cool-down backwards.
 // - interleaved: Megatron-LM's forward_backward_pipelining_with_interleaving

@@ -1,7 +1,7 @@
 #pragma once
-// The per-rank order of compute actions of each pipeline schedule (design §4.2): which forward,
-// input-gradient (B), weight-gradient (W) or combined backward each rank runs, microbatch by
-// microbatch and chunk by chunk, in the order the training frameworks issue them. The Program
+// The per-rank order of compute actions of each pipeline schedule (ARCHITECTURE.md §4.2): which
+// forward, input-gradient (B), weight-gradient (W) or combined backward each rank runs, microbatch
+// by microbatch and chunk by chunk, in the order the training frameworks issue them. The Program
 // builder (pipeline.hpp) turns these orders into ops and the p2p exchanges between them.
 #include <cstdint>
 #include <optional>

@@ -1,7 +1,7 @@
 #pragma once
-// Ring attention (context parallelism), design §4.1: the forward and backward of causal or full
-// attention over a sequence split across N ranks, K/V rotated by p2p exchanges, one all-gather or
-// per-step permutations, partial outputs merged by log-sum-exp, and dK/dV accumulated around a
+// Ring attention (context parallelism), ARCHITECTURE.md §4.1: the forward and backward of causal or
+// full attention over a sequence split across N ranks, K/V rotated by p2p exchanges, one all-gather
+// or per-step permutations, partial outputs merged by log-sum-exp, and dK/dV accumulated around a
 // second ring in fp32.
 #include <cstdint>
 #include <optional>

@@ -1,8 +1,8 @@
 #pragma once
-// Tensor-parallel linear layers, design §4.3 (seed 002, Megatron/nanotron semantics): the forward
-// and backward of one column- or row-parallel linear layer Y = X W^T (+ b) over t ranks, with or
-// without sequence parallelism, the collectives issued in the order and with the waits of the
-// reference code, so that what the overlap hides — or, without the single hardware queue, fails
+// Tensor-parallel linear layers, ARCHITECTURE.md §4.3 (seed 002, Megatron/nanotron semantics): the
+// forward and backward of one column- or row-parallel linear layer Y = X W^T (+ b) over t ranks,
+// with or without sequence parallelism, the collectives issued in the order and with the waits of
+// the reference code, so that what the overlap hides — or, without the single hardware queue, fails
 // to hide — shows in the timeline.
 //
 // Notation: T tokens (sequence x microbatch), D_in and D_out features, t ranks, e bytes per

@@ -3,8 +3,8 @@
 #include "schedules/step_builder.hpp"
 #include "sim/error.hpp"
 
-// What build_training_step emits (design §4.4), per mesh rank (Megatron order: tp fastest, then
-// cp, then dp, pp outermost), on the streams compute, tp_comm, cp_comm, dp_comm and one
+// What build_training_step emits (ARCHITECTURE.md §4.4), per mesh rank (Megatron order: tp fastest,
+// then cp, then dp, pp outermost), on the streams compute, tp_comm, cp_comm, dp_comm and one
 // "pp_comm a-b" stream per pair of pipeline ranks (a < b, pipeline indices):
 //
 // Notation: t = tp, T = mbs x seq / cp tokens per rank and microbatch, T_s = T / t under sequence

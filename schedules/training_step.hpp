@@ -1,5 +1,5 @@
 #pragma once
-// A whole training step as one Program (design §4.4): per layer norm, QKV (column
+// A whole training step as one Program (ARCHITECTURE.md §4.4): per layer norm, QKV (column
 // parallel), attention (the CP ring over the CP group, heads/t per rank), projection (row
 // parallel), norm, MLP up (column), activation, MLP down (row), with the TP collectives (all-gather
 // / reduce-scatter under sequence parallelism, all-reduce otherwise); embeddings on the first and

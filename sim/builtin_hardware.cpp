@@ -1,5 +1,5 @@
-// Built-in hardware profiles from public figures (design §3). They are written in the JSON schema's
-// human units and read through hardware_from_json, so a built-in is exactly what
+// Built-in hardware profiles from public figures (ARCHITECTURE.md §3). They are written in the JSON
+// schema's human units and read through hardware_from_json, so a built-in is exactly what
 // `to_json(profile)` prints and a user can copy one as a starting point for calibration.
 //
 // Sources:

@@ -1,8 +1,8 @@
 #pragma once
-// Communication matching (design §2): sends and receives pair up per ordered (src, dst) in posting
-// order with agreeing tags and sizes; the k-th collective of every member of a group forms one
-// instance whose kind, size and dtype agree. The result is what the engine and the deadlock check
-// run on.
+// Communication matching (ARCHITECTURE.md §2): sends and receives pair up per ordered (src, dst) in
+// posting order with agreeing tags and sizes; the k-th collective of every member of a group forms
+// one instance whose kind, size and dtype agree. The result is what the engine and the deadlock
+// check run on.
 #include <cstdint>
 #include <memory>
 #include <vector>

@@ -1,5 +1,5 @@
 #pragma once
-// Roofline compute cost (design §3): launch overhead + max(FLOPs / (peak x efficiency),
+// Roofline compute cost (ARCHITECTURE.md §3): launch overhead + max(FLOPs / (peak x efficiency),
 // bytes / (memory bandwidth x efficiency)), efficiencies from the profile's tables.
 #include <string>
 

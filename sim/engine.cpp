@@ -36,8 +36,8 @@ struct EventLater {
 
 constexpr std::int32_t kNone = kNoOp;
 
-// One run of the readiness rules of design §2. Ops are renumbered internally by (position in
-// their rank's launch order, rank), the order in which a step advances across ranks, so the
+// One run of the readiness rules of ARCHITECTURE.md §2. Ops are renumbered internally by (position
+// in their rank's launch order, rank), the order in which a step advances across ranks, so the
 // records an event touches sit close together; the Timeline is indexed by Program op id.
 class Run {
  public:

@@ -1,6 +1,6 @@
 #pragma once
-// The discrete-event engine (design §2 readiness rules, §3 time). It knows ops, streams, ranks and
-// time, not what the ops mean: durations come precomputed from a cost model.
+// The discrete-event engine (ARCHITECTURE.md §2 readiness rules, §3 time). It knows ops, streams,
+// ranks and time, not what the ops mean: durations come precomputed from a cost model.
 #include <cstdint>
 #include <functional>
 #include <vector>

@@ -1,7 +1,7 @@
 #pragma once
-// The two tiers of errors (design §7): InputError carries a one-line message for bad user input
-// (flags, JSON files, impossible configurations); MESHSIM_CHECK guards internal invariants and
-// stays on in release builds.
+// The two tiers of errors (ARCHITECTURE.md §7): InputError carries a one-line message for bad user
+// input (flags, JSON files, impossible configurations); MESHSIM_CHECK guards internal invariants
+// and stays on in release builds.
 #include <functional>
 #include <stdexcept>
 #include <string>

@@ -1,7 +1,7 @@
 #pragma once
-// The flow-level network (design §3): transfers are flows over ports (each GPU's NVLink port and
-// NIC, per direction; optionally node uplinks); active flows share every port max-min fairly,
-// and rates are recomputed only when a flow starts or ends.
+// The flow-level network (ARCHITECTURE.md §3): transfers are flows over ports (each GPU's NVLink
+// port and NIC, per direction; optionally node uplinks); active flows share every port max-min
+// fairly, and rates are recomputed only when a flow starts or ends.
 //
 // A flow here is a *gang*: a set of identical unit flows that start and end together, as the
 // hop-flows of one collective do. `usage` says how many unit flows (possibly fractional) load each

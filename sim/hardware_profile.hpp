@@ -1,5 +1,5 @@
 #pragma once
-// Hardware profiles (design §3): GPU compute and memory, kernel efficiency tables, and the
+// Hardware profiles (ARCHITECTURE.md §3): GPU compute and memory, kernel efficiency tables, and the
 // network figures of the analytical model. JSON with a schema version; built-ins from public
 // figures.
 #include <array>

@@ -1,6 +1,6 @@
 #pragma once
-// Metrics from a timeline (design §3): makespan; per rank compute-busy, comm-busy, exposed comm,
-// idle; bytes sent and transfers; the critical path by category.
+// Metrics from a timeline (ARCHITECTURE.md §3): makespan; per rank compute-busy, comm-busy, exposed
+// comm, idle; bytes sent and transfers; the critical path by category.
 #include <cstdint>
 #include <string>
 #include <vector>

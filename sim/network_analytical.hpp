@@ -1,5 +1,5 @@
 #pragma once
-// The analytical network level (design §3): NCCL-like alpha-beta per collective, the bus
+// The analytical network level (ARCHITECTURE.md §3): NCCL-like alpha-beta per collective, the bus
 // bandwidth of the bottleneck link class of the group, latency = base + steps x per-step latency
 // of the link class the steps cross.
 #include <cstdint>
@@ -16,7 +16,7 @@ enum class LinkClass : std::uint8_t { nvlink, network };
 std::string_view to_string(LinkClass c);
 
 // Where a group's ranks sit: how many ranks, over how many nodes, and the fewest of them on any
-// one node (g in the design's bandwidth rule).
+// one node (g in ARCHITECTURE.md §3's bandwidth rule).
 struct GroupPlacement {
   int ranks = 1;
   int nodes = 1;

@@ -1,6 +1,6 @@
 #pragma once
-// The Program (schedule graph) of design §2: what one training step launches, rank by rank and
-// stream by stream, with the deps, the communication calls and the tensor slots they touch.
+// The Program (schedule graph) of ARCHITECTURE.md §2: what one training step launches, rank by rank
+// and stream by stream, with the deps, the communication calls and the tensor slots they touch.
 //
 // Launch order is the order of ops in Program::ops restricted to one rank; stream order is launch
 // order restricted to one (rank, stream), as on a CUDA stream.

@@ -1,6 +1,7 @@
 // meshsim calibrate: run the calibration microbenchmarks on the backend (one process per rank
 // under MPI), fit a hardware profile to them and write it, with the raw measurements beside it
-// (design §5, validate/calibration.hpp). The simulator takes the profile unchanged
+// (ARCHITECTURE.md §5, validate/calibrate/calibration.hpp). The simulator takes the profile
+// unchanged
 // (--hardware profile.json).
 #include <chrono>
 #include <filesystem>
@@ -19,12 +20,11 @@
 #include "tools/commands.hpp"
 #include "tools/output_file.hpp"
 #include "tools/run_world_cli.hpp"
-#include "validate/calibration.hpp"
-#include "validate/cuda_availability.hpp"
+#include "validate/calibrate/calibration.hpp"
 #ifdef MESHSIM_HAVE_CUDA
-#include "validate/cuda_calibration.hpp"
+#include "validate/cuda/cuda_calibration.hpp"
 #endif
-#include "validate/launch_env.hpp"
+#include "validate/mpi/launch_env.hpp"
 
 namespace meshsim {
 namespace {
@@ -70,7 +70,7 @@ Request parse_request(const Args& args) {
   const std::string backend = args.get_choice("--backend", "cpu", {"cpu", "cuda"});
   if (backend == "cuda") {
     // No GPU, no driver, or a build without CUDA: one line, before anything runs.
-    if (auto why = cuda_unavailable_message(probe_cuda())) throw InputError(*why);
+    if (auto why = cuda_backend_unavailable()) throw InputError(*why);
     r.cuda = true;
   }
   r.out = args.get("--out", "");

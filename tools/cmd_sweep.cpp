@@ -23,8 +23,8 @@
 #include "tools/output_file.hpp"
 #include "tools/simulation.hpp"
 #include "tools/sweep.hpp"
-#include "validate/launch_env.hpp"
-#include "validate/mpi_world.hpp"
+#include "validate/mpi/launch_env.hpp"
+#include "validate/mpi/mpi_world.hpp"
 
 namespace meshsim {
 namespace {

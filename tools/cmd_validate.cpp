@@ -1,5 +1,5 @@
 // meshsim validate: run a Program for real — one MPI process per rank, a thread per stream — and
-// report its measured timeline (design §5, validate/). The workload flags are those of the
+// report its measured timeline (ARCHITECTURE.md §5, validate/). The workload flags are those of the
 // simulating sub-commands (parsed here as they are there).
 #include <algorithm>
 #include <chrono>
@@ -25,19 +25,18 @@
 #include "tools/workload_flags.hpp"
 #include "traces/chrome_trace_writer.hpp"
 #include "traces/side_by_side_trace.hpp"
-#include "validate/cpu_kernel_runner.hpp"
-#include "validate/cuda_availability.hpp"
+#include "validate/cpu/cpu_kernel_runner.hpp"
 #ifdef MESHSIM_HAVE_CUDA
-#include "validate/cuda_backend.hpp"
+#include "validate/cuda/cuda_backend.hpp"
 #endif
-#include "validate/launch_env.hpp"
-#include "validate/measured_report.hpp"
-#include "validate/npy_writer.hpp"
-#include "validate/numerics.hpp"
-#include "validate/shape_kernels.hpp"
-#include "validate/timing_comparison.hpp"
-#include "validate/validate_driver.hpp"
-#include "validate/workload.hpp"
+#include "validate/check/measured_report.hpp"
+#include "validate/check/numerics.hpp"
+#include "validate/check/timing_comparison.hpp"
+#include "validate/cpu/shape_kernels.hpp"
+#include "validate/mpi/launch_env.hpp"
+#include "validate/run/validate_driver.hpp"
+#include "validate/tensors/npy_writer.hpp"
+#include "validate/tensors/workload.hpp"
 
 namespace meshsim {
 namespace {
@@ -200,7 +199,13 @@ Request parse_request(const WorkloadCommand& w, const Args& args) {
 
 // What sets the number of ranks, for messages: "--cp 4", or the saved Program's mesh.
 std::string ranks_of(const Request& req) {
-  return req.workload ? ranks_flag(*req.workload) : "the saved Program's mesh";
+  if (!req.workload) return "the saved Program's mesh";
+  const auto& config = req.workload->config;
+  if (const auto* ring = std::get_if<RingAttentionConfig>(&config)) {
+    return fmt::format("--cp {}", ring->cp);
+  }
+  if (const auto* tp = std::get_if<TpLinearConfig>(&config)) return fmt::format("--tp {}", tp->tp);
+  return fmt::format("--stages {}", std::get<PipelineConfig>(config).shape.stages);
 }
 
 // Rank 0's outputs: files (staged together), then the report.
@@ -281,7 +286,7 @@ int emit(const Request& req, const Program& program, const CommPlan& plan,
   ctx.out << measured_report_text(program, result.timeline, info);
   if (comparison) {
     ctx.out << fmt::format("simulated with hardware profile {}\n", req.hardware.name)
-            << timing_comparison_text(program, *comparison);
+            << timing_comparison_text(program, *comparison, "--json");
   }
   if (!req.dump_dir.empty()) ctx.out << fmt::format("tensors written to {}/\n", req.dump_dir);
   if (!req.trace_path.empty()) {
@@ -353,7 +358,7 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
   }
   // --backend cuda without the CUDA backend or without a visible GPU: one line, before MPI starts.
   if (req.backend == "cuda") {
-    if (const auto why = cuda_unavailable_message(probe_cuda())) return bad_input(*why);
+    if (const auto why = cuda_backend_unavailable()) return bad_input(*why);
   }
 
   const std::unique_ptr<RunWorld> world = make_run_world(env);

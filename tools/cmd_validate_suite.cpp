@@ -16,13 +16,13 @@
 #include "tools/run_world_cli.hpp"
 #include "tools/simulation.hpp"
 #include "tools/validate_suite.hpp"
-#include "validate/cpu_kernel_runner.hpp"
-#include "validate/launch_env.hpp"
-#include "validate/microbench_stats.hpp"
-#include "validate/mpi_world.hpp"
-#include "validate/shape_kernels.hpp"
-#include "validate/solo_world.hpp"
-#include "validate/validate_driver.hpp"
+#include "validate/cpu/cpu_kernel_runner.hpp"
+#include "validate/cpu/shape_kernels.hpp"
+#include "validate/mpi/launch_env.hpp"
+#include "validate/mpi/mpi_world.hpp"
+#include "validate/run/microbench_stats.hpp"
+#include "validate/run/solo_world.hpp"
+#include "validate/run/validate_driver.hpp"
 
 namespace meshsim {
 namespace {

@@ -2,10 +2,11 @@
 
 #include <ostream>
 
-#include "validate/executor.hpp"
-#include "validate/mpi_world.hpp"
-#include "validate/solo_world.hpp"
-#include "validate/validate_driver.hpp"
+#include "validate/cuda/cuda_availability.hpp"
+#include "validate/mpi/mpi_world.hpp"
+#include "validate/run/executor.hpp"
+#include "validate/run/solo_world.hpp"
+#include "validate/run/validate_driver.hpp"
 
 namespace meshsim {
 
@@ -35,6 +36,13 @@ std::optional<int> run_collectively(const CommandContext& ctx, const std::functi
     return 1;
   }
   return std::nullopt;
+}
+
+std::optional<std::string> cuda_backend_unavailable() {
+  const CudaProbe probe = probe_cuda();
+  auto why = cuda_unavailable_message(probe);
+  if (why && probe.built_with_cuda) *why = "--backend cuda: " + *why;
+  return why;
 }
 
 }  // namespace meshsim

@@ -6,11 +6,12 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
-#include "validate/launch_env.hpp"
-#include "validate/run_world.hpp"
+#include "validate/mpi/launch_env.hpp"
+#include "validate/run/run_world.hpp"
 
 namespace meshsim {
 
@@ -23,5 +24,9 @@ std::chrono::milliseconds parse_timeout(const Args& args);  // --timeout SECONDS
 // by the ranks) prints its line where it should and gives exit code 2; a failed run
 // (ExecutionError) prints it and gives 1; nullopt when `body` returned.
 std::optional<int> run_collectively(const CommandContext& ctx, const std::function<void()>& body);
+
+// Why `--backend cuda` cannot run here (validate/cuda's answer, naming the flag when the build has
+// the backend and the machine lacks the GPU); empty when it can.
+std::optional<std::string> cuda_backend_unavailable();
 
 }  // namespace meshsim

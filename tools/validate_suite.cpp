@@ -10,7 +10,7 @@
 #include "schedules/training_step.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/workload_flags.hpp"
-#include "validate/workload.hpp"
+#include "validate/tensors/workload.hpp"
 
 namespace meshsim {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "sim/hardware_profile.hpp"
 #include "sim/program.hpp"
-#include "validate/tensor_layout.hpp"
+#include "validate/tensors/tensor_layout.hpp"
 
 namespace meshsim {
 

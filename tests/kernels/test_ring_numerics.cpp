@@ -2,8 +2,8 @@
 // kernels, one rank after another, equals full attention computed in float64.
 //
 // Each rank r holds its tokens in local order (ring: positions [r c, (r+1) c); zigzag: chunk r
-// then chunk 2N-1-r of 2N chunks). At step i it computes the block of design §4.1 against the K/V
-// of rank s = (r - i) mod N (the buffer it would have received, or rank s's part of an
+// then chunk 2N-1-r of 2N chunks). At step i it computes the block of ARCHITECTURE.md §4.1 against
+// the K/V of rank s = (r - i) mod N (the buffer it would have received, or rank s's part of an
 // all-gathered buffer), merges the block into fp32 accumulators by log-sum-exp, and casts the
 // output. The backward runs each block with the final out and lse, accumulates dQ locally and
 // dK/dV into rank s's fp32 accumulator (what the dK/dV ring delivers), and casts. Reassembled in
@@ -44,7 +44,7 @@ std::vector<PositionRange> rank_tokens(const RingCase& c, int r) {
   return {{r * h, (r + 1) * h}, {tail * h, (tail + 1) * h}};
 }
 
-// What rank r computes at step i (design §4.1; the ring attention builder's blocks).
+// What rank r computes at step i (ARCHITECTURE.md §4.1; the ring attention builder's blocks).
 struct Block {
   bool computed = false;
   Mask mask = Mask::none;

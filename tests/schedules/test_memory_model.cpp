@@ -195,7 +195,7 @@ TEST_CASE("memory model: activations follow the schedule's peak in-flight microb
   p.microbatches = 8;
   p.seq = 4096;
   const HardwareProfile hw = with_memory(80e9);
-  // 1F1B p = 4, m = 8: peak in-flight 4, 3, 2, 1 (design §4.2).
+  // 1F1B p = 4, m = 8: peak in-flight 4, 3, 2, 1 (ARCHITECTURE.md §4.2).
   const MemoryEstimate est = estimate_memory(m, p, hw);
   const auto a = activation_terms(m, p);
   REQUIRE(est.stages.size() == 4);

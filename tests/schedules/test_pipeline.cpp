@@ -78,7 +78,7 @@ double bubble(const Result& r) {
 
 }  // namespace
 
-TEST_CASE("1F1B, p=4, m=8, F=1, B+W=2, free p2p: makespan 33, bubble 3/11 (design §6)") {
+TEST_CASE("1F1B, p=4, m=8, F=1, B+W=2, free p2p: makespan 33, bubble 3/11 (ARCHITECTURE.md §6)") {
   // (m + p - 1)(F + B + W) = 11 * 3 = 33; busy 8 * 3 = 24 per rank -> bubble 1 - 24/33 = 3/11
   const Result r = run(timed(PipelineSchedule::one_f_one_b, 4, 8, 1000, 1000, 1000));
   CHECK(r.metrics.makespan == 33000);
@@ -87,7 +87,7 @@ TEST_CASE("1F1B, p=4, m=8, F=1, B+W=2, free p2p: makespan 33, bubble 3/11 (desig
         std::vector<int>{4, 3, 2, 1});
 }
 
-TEST_CASE("closed forms through the whole engine, free p2p (design §4.2)") {
+TEST_CASE("closed forms through the whole engine, free p2p (ARCHITECTURE.md §4.2)") {
   const double f = 1200, b = 1200, w = 600;  // W <= F for ZB-H1
   for (int p : {2, 4}) {
     for (int m : {4, 8, 12}) {
@@ -277,7 +277,7 @@ TEST_CASE("messages: activations forward, gradients backward, bytes as configure
   // each of the p - 1 boundaries carries m activations forward and m gradients back
   CHECK(r.plan.transfers.size() == static_cast<std::size_t>(2 * (3 - 1) * 4));
   for (const auto& t : r.plan.transfers) CHECK(t.bytes == 12345);
-  // default message: tokens x hidden x e (design §4.2 with S/CP/TP x b = tokens)
+  // default message: tokens x hidden x e (ARCHITECTURE.md §4.2 with S/CP/TP x b = tokens)
   PipelineConfig d;
   d.tokens = 2048;
   d.hidden = 1024;

@@ -868,9 +868,9 @@ TEST_CASE("makespans with free communication: DualPipeV") {
     }
   }
   // Otherwise the reference order gives dualpipev_bubble(), p=4, m=8:
-  //   f=3, b=2, w=1 (F=6, B=4, W=2): 96 + 3*(3+2+3-1) = 117; the design's 96 + 3*(6+8-2)/2 = 114.
-  //   f=1, b=2, w=1 (F=2, B=4, W=2): 64 + 3*(1+2+2-1) - 1 = 75; the design's 64 + 12 = 76.
-  //   f=b=1, w=2 (W > B): 64 + 3*(1+1+1-1) = 70; the design's 64 + 3*(2+4-4)/2 = 67.
+  //   f=3, b=2, w=1 (F=6, B=4, W=2): 96 + 3*(3+2+3-1) = 117; the closed form's 96 + 3*(6+8-2)/2 =
+  //   114. f=1, b=2, w=1 (F=2, B=4, W=2): 64 + 3*(1+2+2-1) - 1 = 75; the closed form's 64 + 12
+  //   = 76. f=b=1, w=2 (W > B): 64 + 3*(1+1+1-1) = 70; the closed form's 64 + 3*(2+4-4)/2 = 67.
   CHECK(makespan(shape_of(PipelineSchedule::dualpipev, 4, 8), {3, 2, 1}) == 117);
   CHECK(makespan(shape_of(PipelineSchedule::dualpipev, 4, 8), {1, 2, 1}) == 75);
   CHECK(makespan(shape_of(PipelineSchedule::dualpipev, 4, 8), {1, 1, 2}) == 70);

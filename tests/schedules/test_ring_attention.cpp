@@ -100,7 +100,7 @@ std::string config_error(const RingAttentionConfig& c) {
 
 }  // namespace
 
-TEST_CASE("pairs per rank, N = 4, c = 8, causal (design §6)") {
+TEST_CASE("pairs per rank, N = 4, c = 8, causal (ARCHITECTURE.md §6)") {
   // ring: c(c+1)/2 + r c^2 = 36 + 64 r -> 36, 100, 164, 228
   const auto ring = fwd_pairs_per_rank(build_ring_attention(small(4, 32, RingVariant::ring)));
   CHECK(ring == std::vector<std::int64_t>{36, 100, 164, 228});

@@ -166,7 +166,7 @@ TEST_CASE("training step: the CP ring inside a layer (zigzag, cp 2, p2p)") {
     CHECK(f.by_kind["attention_fwd"] == 2);
     CHECK(f.by_kind["lse_merge"] == 1);
     CHECK(f.by_kind["p2p"] == 1);
-    // Backward: N - 1 = 1 K/V exchange and N = 2 dK/dV exchanges (design §6).
+    // Backward: N - 1 = 1 K/V exchange and N = 2 dK/dV exchanges (ARCHITECTURE.md §6).
     Counts b = count(prog, r, 0, Phase::bwd);
     CHECK(b.by_kind["attention_bwd"] == 2);
     CHECK(b.by_kind["p2p"] == 3);

@@ -10,11 +10,11 @@
 
 #include "sim/comm_plan.hpp"
 #include "sim/program.hpp"
-#include "validate/executor.hpp"
-#include "validate/inproc_comm.hpp"
-#include "validate/kernel_runner.hpp"
-#include "validate/rank_setup.hpp"
-#include "validate/tensor_layout.hpp"
+#include "validate/run/executor.hpp"
+#include "validate/run/inproc_comm.hpp"
+#include "validate/run/kernel_runner.hpp"
+#include "validate/run/rank_setup.hpp"
+#include "validate/tensors/tensor_layout.hpp"
 
 namespace meshsim::testing {
 

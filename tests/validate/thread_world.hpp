@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "sim/comm_plan.hpp"
-#include "validate/inproc_comm.hpp"
-#include "validate/validate_driver.hpp"
+#include "validate/run/inproc_comm.hpp"
+#include "validate/run/validate_driver.hpp"
 
 namespace meshsim::testing {
 

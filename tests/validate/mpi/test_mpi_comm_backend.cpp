@@ -17,12 +17,12 @@
 
 #include "sim/comm_plan.hpp"
 #include "sim/program.hpp"
-#include "validate/executor.hpp"
-#include "validate/mpi_comm_backend.hpp"
-#include "validate/mpi_session.hpp"
-#include "validate/rank_setup.hpp"
-#include "validate/reduce_sum.hpp"
-#include "validate/value_generator.hpp"
+#include "validate/mpi/mpi_comm_backend.hpp"
+#include "validate/mpi/mpi_session.hpp"
+#include "validate/run/executor.hpp"
+#include "validate/run/rank_setup.hpp"
+#include "validate/tensors/reduce_sum.hpp"
+#include "validate/tensors/value_generator.hpp"
 
 using namespace meshsim;
 

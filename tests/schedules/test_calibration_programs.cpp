@@ -1,0 +1,61 @@
+#include <doctest/doctest.h>
+
+#include "schedules/calibration_programs.hpp"
+#include "sim/comm_plan.hpp"
+
+using namespace meshsim;
+
+TEST_CASE("calibration programs: categories by world size, all valid and deadlock-free") {
+  for (int world : {1, 2, 3, 4}) {
+    CAPTURE(world);
+    CalibrationOptions o;
+    o.world_size = world;
+    o.ranks_per_node = world;
+    o.quick = true;
+    const auto programs = calibration_programs(o);
+    CHECK(programs.size() == (world == 1 ? 1U : 4U));
+    for (const auto& cp : programs) {
+      CHECK(cp.program.world_size() == world);
+      CHECK_NOTHROW(validate_program(cp.program));
+      for (const auto& point : cp.points) CHECK_FALSE(point.ops.empty());
+    }
+  }
+}
+
+TEST_CASE("calibration programs: quick compute grid and repetitions") {
+  CalibrationOptions o;
+  o.world_size = 2;
+  o.ranks_per_node = 2;
+  o.quick = true;
+  o.runs = 5;
+  const auto cp = calibration_programs(o).at(0);
+  REQUIRE(cp.category == BenchCategory::compute);
+  // Quick: 2^3 GEMM shapes x 2 variants (nn, nt) + fused at m = n = k = 512 (linear_bwd none, gelu,
+  // relu; gemm gelu, relu) + 3 other dtypes' GEMMs + 2 attention kinds x 2 masks x 2 blocks + 2
+  // merges + 5 vector kernels x 2 sizes = 16 + 5 + 3 + 8 + 2 + 10 = 44 points.
+  CHECK(cp.points.size() == 44);
+  // Each point: (1 warm-up + 5 runs) x 2 ranks ops.
+  for (const auto& p : cp.points) CHECK(p.ops.size() == 12);
+  CHECK(cp.program.ops.size() == 44 * 12);
+}
+
+TEST_CASE("calibration programs: collectives for every group size dividing the world") {
+  CalibrationOptions o;
+  o.world_size = 4;
+  o.ranks_per_node = 4;
+  o.quick = true;
+  const auto cps = calibration_programs(o);
+  const auto& coll = cps.at(2);
+  REQUIRE(coll.category == BenchCategory::collective);
+  // g in {2, 4} (3 does not divide 4) x 4 kinds x 2 quick sizes = 16 points.
+  CHECK(coll.points.size() == 16);
+  int g2 = 0, g4 = 0;
+  for (const auto& p : coll.points) (p.group_size == 2 ? g2 : g4) += 1;
+  CHECK(g2 == 8);
+  CHECK(g4 == 8);
+  // p2p: pairs (0,1) and (2,3), 2 sizes; each pair's first rank records its ping and its pong
+  // for each of the 6 repetitions: 2 pairs x 6 x 2 = 24 recorded ops per point.
+  const auto& p2p = cps.at(1);
+  REQUIRE(p2p.points.size() == 2);
+  CHECK(p2p.points[0].ops.size() == 24);
+}

@@ -1,0 +1,36 @@
+#pragma once
+// The CPU backend's KernelRunner: runs each compute op's KernelCall with kernels/cpu on the
+// rank's TensorStore (ARCHITECTURE.md §5), single-threaded BLAS per call so streams and ranks
+// sharing a machine do not oversubscribe it. An injected fault (a test flag) makes one kernel kind
+// compute something slightly wrong, so the numerics check can be seen to FAIL.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "sim/program.hpp"
+#include "validate/run/kernel_runner.hpp"
+#include "validate/tensors/tensor_store.hpp"
+
+namespace meshsim {
+
+// Which kernel computes a wrong result on purpose.
+enum class InjectedFault : std::uint8_t {
+  none,
+  attention_mask,  // attention blocks ignore the causal mask
+  lse_merge,       // merges are skipped: the output keeps the first block only
+  gemm_scale,      // every GEMM result is 10% too large
+};
+std::string_view to_string(InjectedFault f);
+std::optional<InjectedFault> parse_injected_fault(std::string_view name);
+
+class CpuKernelRunner final : public KernelRunner {
+ public:
+  CpuKernelRunner(TensorStore& store, InjectedFault fault = InjectedFault::none);
+  void run(const Op& op, const KernelCall& call) override;
+
+ private:
+  TensorStore& store_;
+  InjectedFault fault_;
+};
+
+}  // namespace meshsim
