@@ -16,17 +16,14 @@
 namespace meshsim {
 
 int run_pipeline_command(std::span<const std::string> argv, const CommandContext& ctx) {
-  std::vector<OptionSpec> specs = pipeline_flags(FlagUse::simulate);
+  const WorkloadFlags& flags = workload_flags("pipeline");
+  std::vector<OptionSpec> specs = flags.specs(FlagUse::simulate);
   specs.push_back({"--diagram", "FILE.svg", "draw the schedule as SVG (ranks as rows, time as x)"});
   specs.push_back({"--save-program", "FILE", "write the schedule graph as JSON"});
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
   const Args args("pipeline", specs, argv);
   if (args.help_requested()) {
-    ctx.out << args.help_text(
-        "Build a pipeline-parallel schedule op by op, simulate it, and report its makespan, bubble "
-        "and per-rank in-flight activations; optionally draw it.",
-        "meshsim pipeline --schedule zb-h1 --stages 4 --microbatches 8 --time-f 1 --time-b 1 "
-        "--time-w 1 --p2p-time 0 --diagram zbh1.svg");
+    ctx.out << args.help_text(flags.simulate_help, flags.simulate_example);
     return 0;
   }
   const auto started = std::chrono::steady_clock::now();

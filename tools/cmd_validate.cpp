@@ -32,35 +32,16 @@
 #include "validate/check/measured_report.hpp"
 #include "validate/check/numerics.hpp"
 #include "validate/check/timing_comparison.hpp"
+#include "validate/check/workload_registry.hpp"
 #include "validate/cpu/shape_kernels.hpp"
 #include "validate/mpi/launch_env.hpp"
 #include "validate/run/validate_driver.hpp"
 #include "validate/tensors/npy_writer.hpp"
-#include "validate/tensors/workload.hpp"
 
 namespace meshsim {
 namespace {
 
 constexpr int kNumericsFailed = 3;  // exit code when a tensor is outside its tolerance
-
-std::vector<OptionSpec> ring_attention_options() {
-  return ring_attention_flags(FlagUse::validate);
-}
-Workload parse_ring_attention(const Args& args, int gpus_per_node) {
-  return Workload{parse_ring_attention_flags(args, gpus_per_node, FlagUse::validate)};
-}
-std::vector<OptionSpec> tp_linear_options() {
-  return tp_linear_flags(FlagUse::validate);
-}
-Workload parse_tp_linear(const Args& args, int gpus_per_node) {
-  return Workload{parse_tp_linear_flags(args, gpus_per_node, FlagUse::validate)};
-}
-std::vector<OptionSpec> pipeline_options() {
-  return pipeline_flags(FlagUse::validate);
-}
-Workload parse_pipeline(const Args& args, int gpus_per_node) {
-  return Workload{parse_pipeline_flags(args, gpus_per_node, FlagUse::validate)};
-}
 
 std::vector<OptionSpec> validate_options() {
   return {
@@ -92,24 +73,11 @@ std::vector<OptionSpec> program_options() {
   return {{"--program", "FILE", "the saved schedule graph to run (--save-program of any command)"}};
 }
 
-struct WorkloadCommand {
-  const char* name;
-  std::vector<OptionSpec> (*options)();
-  Workload (*parse)(const Args&, int gpus_per_node);  // null: a saved Program (--program)
-  const char* example;
-};
+// A workload of the registry (its flag table), or a saved Program (--program) when null.
+using WorkloadCommand = const WorkloadFlags*;
 
-const WorkloadCommand kWorkloads[] = {
-    {"ring-attention", ring_attention_options, parse_ring_attention,
-     "mpirun -np 4 meshsim validate ring-attention --cp 4 --seq 4096 --heads 8 --kv-heads 8 "
-     "--head-dim 64 --trace measured.json"},
-    {"tp-linear", tp_linear_options, parse_tp_linear,
-     "mpirun -np 2 meshsim validate tp-linear --tp 2 --tokens 256 --in 512 --out 1024"},
-    {"pipeline", pipeline_options, parse_pipeline,
-     "mpirun -np 4 meshsim validate pipeline --stages 4 --microbatches 8 --tokens 64 --hidden 64"},
-    {"program", program_options, nullptr,
-     "mpirun -np 4 meshsim validate program --program ring.program.json --trace measured.json"},
-};
+constexpr const char* kProgramExample =
+    "mpirun -np 4 meshsim validate program --program ring.program.json --trace measured.json";
 
 std::string usage() {
   std::string out =
@@ -117,7 +85,8 @@ std::string usage() {
       "Run a workload's schedule graph for real: one MPI process per rank (mpirun -np N), a "
       "thread per\nstream, the same readiness rules as the simulator; report the measured "
       "timeline.\n\nworkloads:\n";
-  for (const auto& w : kWorkloads) out += fmt::format("  {}\n", w.name);
+  for (const auto& w : workload_flag_tables()) out += fmt::format("  {}\n", w.name);
+  out += "  program\n";
   out += "  suite            (the fixed configurations, predicted vs measured)\n";
   out += "\nrun 'meshsim validate <workload> --help' for its flags.\n";
   return out;
@@ -172,11 +141,11 @@ struct Request {
   std::chrono::milliseconds timeout{300000};
 };
 
-Request parse_request(const WorkloadCommand& w, const Args& args) {
+Request parse_request(WorkloadCommand w, const Args& args) {
   Request r;
   r.hardware = load_hardware(args.get("--hardware", "h100-sxm"));
-  if (w.parse != nullptr) {
-    r.workload = w.parse(args, r.hardware.gpus_per_node);
+  if (w != nullptr) {
+    r.workload = w->parse(args, r.hardware.gpus_per_node, FlagUse::validate);
   } else {
     r.program_path = args.get("--program", "");
     if (r.program_path.empty()) throw InputError("validate program: --program FILE is required");
@@ -200,12 +169,7 @@ Request parse_request(const WorkloadCommand& w, const Args& args) {
 // What sets the number of ranks, for messages: "--cp 4", or the saved Program's mesh.
 std::string ranks_of(const Request& req) {
   if (!req.workload) return "the saved Program's mesh";
-  const auto& config = req.workload->config;
-  if (const auto* ring = std::get_if<RingAttentionConfig>(&config)) {
-    return fmt::format("--cp {}", ring->cp);
-  }
-  if (const auto* tp = std::get_if<TpLinearConfig>(&config)) return fmt::format("--tp {}", tp->tp);
-  return fmt::format("--stages {}", std::get<PipelineConfig>(config).shape.stages);
+  return workload_flags(workload_descriptor(*req.workload).name).ranks(*req.workload);
 }
 
 // Rank 0's outputs: files (staged together), then the report.
@@ -264,7 +228,7 @@ int emit(const Request& req, const Program& program, const CommPlan& plan,
   info.memory_bytes = result.memory_bytes;
   if (req.check && req.workload) {
     info.numerics = check_numerics(*req.workload, result.tensors);
-    info.numerics_note = numerics_reference_name(*req.workload);
+    info.numerics_note = std::string(workload_descriptor(*req.workload).reference_name);
   } else if (req.check) {
     info.numerics_note = "not checked (a saved Program has no workload to build a reference from)";
   } else {
@@ -312,21 +276,21 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
     return argv.empty() ? 2 : 0;
   }
   if (argv[0] == "suite") return run_validate_suite_command(argv.subspan(1), ctx);
-  const WorkloadCommand* w = nullptr;
-  for (const auto& c : kWorkloads) {
+  WorkloadCommand w = nullptr;
+  for (const auto& c : workload_flag_tables()) {
     if (argv[0] == c.name) w = &c;
   }
-  if (w == nullptr) {
-    return bad_input(fmt::format(
-        "validate: unknown workload '{}' (expected ring-attention, tp-linear, pipeline, "
-        "program or suite)",
-        argv[0]));
+  if (w == nullptr && argv[0] != "program") {
+    std::string names;
+    for (const auto& c : workload_flag_tables()) names += fmt::format("{}, ", c.name);
+    return bad_input(fmt::format("validate: unknown workload '{}' (expected {}program or suite)",
+                                 argv[0], names));
   }
-  std::vector<OptionSpec> specs = w->options();
+  std::vector<OptionSpec> specs = w ? w->specs(FlagUse::validate) : program_options();
   for (auto& o : validate_options()) specs.push_back(std::move(o));
   std::optional<Args> parsed;
   try {
-    parsed.emplace(fmt::format("validate {}", w->name), specs, argv.subspan(1));
+    parsed.emplace(fmt::format("validate {}", argv[0]), specs, argv.subspan(1));
   } catch (const InputError& e) {
     return bad_input(e.what());
   }
@@ -337,14 +301,14 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
         "Run the workload's schedule graph for real: one MPI process per rank, a thread per "
         "stream, the simulator's readiness rules, real MPI communication; report the measured "
         "per-rank timeline and write it in the simulator's trace format.",
-        w->example);
+        w ? w->validate_example : kProgramExample);
     return 0;
   }
   Request req;
   Program program;
   CommPlan plan;
   try {
-    req = parse_request(*w, args);
+    req = parse_request(w, args);
     program = req.workload ? build_program(*req.workload) : load_program_file(req.program_path);
     plan = validate_program(program);
     if (!env.under_launcher && program.world_size() > 1) {

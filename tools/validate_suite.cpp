@@ -10,7 +10,7 @@
 #include "schedules/training_step.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/workload_flags.hpp"
-#include "validate/tensors/workload.hpp"
+#include "validate/check/workload_registry.hpp"
 
 namespace meshsim {
 namespace {
@@ -26,17 +26,9 @@ std::vector<std::string> split(const std::string& flags) {
 SuiteConfig workload_config(std::string name, std::string workload, std::string flags,
                             int ranks_per_node) {
   auto parse = [workload, flags, ranks_per_node]() {
-    const auto argv = split(flags);
-    if (workload == "ring-attention") {
-      const Args args("validate ring-attention", ring_attention_flags(FlagUse::validate), argv);
-      return Workload{parse_ring_attention_flags(args, ranks_per_node, FlagUse::validate)};
-    }
-    if (workload == "tp-linear") {
-      const Args args("validate tp-linear", tp_linear_flags(FlagUse::validate), argv);
-      return Workload{parse_tp_linear_flags(args, ranks_per_node, FlagUse::validate)};
-    }
-    const Args args("validate pipeline", pipeline_flags(FlagUse::validate), argv);
-    return Workload{parse_pipeline_flags(args, ranks_per_node, FlagUse::validate)};
+    const WorkloadFlags& table = workload_flags(workload);
+    const Args args("validate " + workload, table.specs(FlagUse::validate), split(flags));
+    return table.parse(args, ranks_per_node, FlagUse::validate);
   };
   SuiteConfig c;
   c.name = std::move(name);

@@ -1,5 +1,7 @@
 #include "tools/workload_flags.hpp"
 
+#include <fmt/format.h>
+
 #include "sim/error.hpp"
 
 namespace meshsim {
@@ -162,6 +164,62 @@ PipelineConfig parse_pipeline_flags(const Args& args, int gpus_per_node, FlagUse
   c.dtype = parse_dtype_flag(args, use);
   c.gpus_per_node = static_cast<int>(args.get_int("--gpus-per-node", gpus_per_node, 1, 1024));
   return c;
+}
+
+namespace {
+
+const WorkloadFlags kWorkloadFlags[] = {
+    {"ring-attention", ring_attention_flags,
+     [](const Args& a, int gpn, FlagUse use) {
+       return Workload{parse_ring_attention_flags(a, gpn, use)};
+     },
+     [](const Workload& w) {
+       return fmt::format("--cp {}", std::get<RingAttentionConfig>(w.config).cp);
+     },
+     "Simulate one ring-attention (context-parallel) forward and backward and report per-rank "
+     "compute, communication, exposed communication and the critical path.",
+     "meshsim ring-attention --cp 8 --seq 131072 --variant zigzag --rotate p2p --trace ring.json",
+     "mpirun -np 4 meshsim validate ring-attention --cp 4 --seq 4096 --heads 8 --kv-heads 8 "
+     "--head-dim 64 --trace measured.json"},
+    {"tp-linear", tp_linear_flags,
+     [](const Args& a, int gpn, FlagUse use) {
+       return Workload{parse_tp_linear_flags(a, gpn, use)};
+     },
+     [](const Workload& w) {
+       return fmt::format("--tp {}", std::get<TpLinearConfig>(w.config).tp);
+     },
+     "Simulate one tensor-parallel linear layer (Megatron/nanotron column- or row-parallel, "
+     "with or without sequence parallelism) forward and backward, and report per-rank compute, "
+     "communication and how much of it the overlap leaves exposed.",
+     "meshsim tp-linear --tp 8 --tokens 8192 --in 8192 --out 28672 --kind column --mode "
+     "reducescatter --overlap async --trace tp.json",
+     "mpirun -np 2 meshsim validate tp-linear --tp 2 --tokens 256 --in 512 --out 1024"},
+    {"pipeline", pipeline_flags,
+     [](const Args& a, int gpn, FlagUse use) {
+       return Workload{parse_pipeline_flags(a, gpn, use)};
+     },
+     [](const Workload& w) {
+       return fmt::format("--stages {}", std::get<PipelineConfig>(w.config).shape.stages);
+     },
+     "Build a pipeline-parallel schedule op by op, simulate it, and report its makespan, bubble "
+     "and per-rank in-flight activations; optionally draw it.",
+     "meshsim pipeline --schedule zb-h1 --stages 4 --microbatches 8 --time-f 1 --time-b 1 "
+     "--time-w 1 --p2p-time 0 --diagram zbh1.svg",
+     "mpirun -np 4 meshsim validate pipeline --stages 4 --microbatches 8 --tokens 64 --hidden 64"},
+};
+
+}  // namespace
+
+std::span<const WorkloadFlags> workload_flag_tables() {
+  return kWorkloadFlags;
+}
+
+const WorkloadFlags& workload_flags(std::string_view name) {
+  for (const auto& w : kWorkloadFlags) {
+    if (w.name == name) return w;
+  }
+  MESHSIM_CHECK(false, fmt::format("no flag table for workload '{}'", name));
+  return kWorkloadFlags[0];
 }
 
 }  // namespace meshsim

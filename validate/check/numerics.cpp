@@ -6,9 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/error.hpp"
-#include "validate/check/pipeline_reference.hpp"
-#include "validate/check/ring_attention_reference.hpp"
-#include "validate/check/tp_linear_reference.hpp"
+#include "validate/check/workload_registry.hpp"
 
 namespace meshsim {
 
@@ -58,44 +56,23 @@ TensorNumerics compare_tensor(const GlobalTensorData& got, const std::vector<dou
   return n;
 }
 
-std::string numerics_reference_name(const Workload& workload) {
-  switch (workload.config.index()) {
-    case 0:
-      return "float64 full attention on one rank";
-    case 1:
-      return "the float64 unsharded layer";
-    default:
-      return "the float64 unpipelined model";
-  }
-}
-
 NumericsReport check_numerics(const Workload& workload,
                               const std::vector<GlobalTensorData>& gathered) {
   // As --dump names them: the packed K/V tensors as k and v, dk and dv.
   const std::vector<GlobalTensorData> tensors = dump_tensors(tensor_layout(workload), gathered);
-  const std::map<std::string, std::vector<double>> expected = std::visit(
-      [&](const auto& config) -> std::map<std::string, std::vector<double>> {
-        using T = std::decay_t<decltype(config)>;
-        if constexpr (std::is_same_v<T, RingAttentionConfig>) {
-          return ring_attention_reference(config, tensors);
-        } else if constexpr (std::is_same_v<T, TpLinearConfig>) {
-          return tp_linear_reference(config, tensors);
-        } else {
-          return pipeline_reference(config, tensors);
-        }
-      },
-      workload.config);
+  const WorkloadDescriptor& descriptor = workload_descriptor(workload);
+  const ReferenceTensors expected = descriptor.reference(workload, tensors);
   NumericsReport report;
   report.pass = true;
   // Pipeline stages hand activations and gradients to each other in the workload's dtype, so a
   // result kept in fp32 (the dW main grad) carries that rounding: judge it by the coarser type.
-  const auto* pipeline = std::get_if<PipelineConfig>(&workload.config);
+  const std::optional<DType> exchanged = descriptor.exchange_dtype(workload);
   for (const auto& t : tensors) {  // in the layout's order
     const auto e = expected.find(t.name);
     if (e == expected.end()) continue;
-    if (pipeline != nullptr && numerics_tolerance(pipeline->dtype) > numerics_tolerance(t.dtype)) {
+    if (exchanged && numerics_tolerance(*exchanged) > numerics_tolerance(t.dtype)) {
       GlobalTensorData judged = t;
-      judged.dtype = pipeline->dtype;
+      judged.dtype = *exchanged;
       report.tensors.push_back(compare_tensor(judged, e->second));
       report.tensors.back().dtype = t.dtype;
     } else {

@@ -46,9 +46,6 @@ TensorNumerics compare_tensor(const GlobalTensorData& got, const std::vector<dou
 NumericsReport check_numerics(const Workload& workload,
                               const std::vector<GlobalTensorData>& gathered);
 
-// What the reference is, for the report: "float64 full attention on one rank", ...
-std::string numerics_reference_name(const Workload& workload);
-
 // The tensor called `name` (InvariantError when missing); references read their inputs with it.
 const GlobalTensorData& find_tensor(const std::vector<GlobalTensorData>& tensors,
                                     const std::string& name);

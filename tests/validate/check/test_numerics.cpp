@@ -5,8 +5,8 @@
 
 #include "tests/validate/thread_world.hpp"
 #include "validate/check/numerics.hpp"
+#include "validate/check/workload_registry.hpp"
 #include "validate/cpu/cpu_kernel_runner.hpp"
-#include "validate/tensors/workload.hpp"
 
 using namespace meshsim;
 

@@ -8,11 +8,11 @@
 
 #include "sim/comm_plan.hpp"
 #include "tests/validate/thread_world.hpp"
+#include "validate/check/workload_registry.hpp"
 #include "validate/cuda/event_timing.hpp"
 #include "validate/run/inproc_comm.hpp"
 #include "validate/run/solo_world.hpp"
 #include "validate/run/validate_driver.hpp"
-#include "validate/tensors/workload.hpp"
 
 using namespace meshsim;
 using meshsim::testing::ThreadWorld;

@@ -1,0 +1,54 @@
+// meshsim ring-attention | tp-linear: build a registered workload's Program from its flags,
+// simulate it and report per-rank compute, communication, exposed communication and the critical
+// path (the pipeline adds its own report: cmd_pipeline.cpp).
+#include <chrono>
+#include <ostream>
+
+#include "sim/error.hpp"
+#include "sim/program_json.hpp"
+#include "tools/commands.hpp"
+#include "tools/output_file.hpp"
+#include "tools/simulate_outputs.hpp"
+#include "tools/workload_flags.hpp"
+#include "validate/check/workload_registry.hpp"
+
+namespace meshsim {
+namespace {
+
+int run_workload_command(std::string_view name, std::span<const std::string> argv,
+                         const CommandContext& ctx) {
+  const WorkloadFlags& flags = workload_flags(name);
+  std::vector<OptionSpec> specs = flags.specs(FlagUse::simulate);
+  specs.push_back(
+      {"--save-program", "FILE", "write the schedule graph as JSON (meshsim simulate reads it)"});
+  for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
+  const Args args(std::string(name), specs, argv);
+  if (args.help_requested()) {
+    ctx.out << args.help_text(flags.simulate_help, flags.simulate_example);
+    return 0;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  OutputRequest out = read_output_request(args, ctx);
+  const Workload workload = flags.parse(args, out.hardware.gpus_per_node, FlagUse::simulate);
+  const std::string save_path = args.get("--save-program", "");
+
+  Program program = build_program(workload);
+  OutputFiles files;
+  if (!save_path.empty()) files.stage(save_path, program_to_text(program), "--save-program");
+  const TracedSimulation result =
+      run_traced_simulation(std::move(program), out.hardware, out.provenance,
+                            !out.trace_path.empty(), started, out.network);
+  return emit_outputs(result, out, ctx, files);
+}
+
+}  // namespace
+
+int run_ring_attention_command(std::span<const std::string> argv, const CommandContext& ctx) {
+  return run_workload_command("ring-attention", argv, ctx);
+}
+
+int run_tp_linear_command(std::span<const std::string> argv, const CommandContext& ctx) {
+  return run_workload_command("tp-linear", argv, ctx);
+}
+
+}  // namespace meshsim
