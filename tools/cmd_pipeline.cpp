@@ -33,12 +33,9 @@ int run_pipeline_command(std::span<const std::string> argv, const CommandContext
   const std::string diagram_path = args.get("--diagram", "");
   const std::string save_path = args.get("--save-program", "");
 
-  Program program = build_pipeline(c);
   OutputFiles files;
-  if (!save_path.empty()) files.stage(save_path, program_to_text(program), "--save-program");
   const TracedSimulation result =
-      run_traced_simulation(std::move(program), out.hardware, out.provenance,
-                            !out.trace_path.empty(), started, out.network);
+      simulate_requested(build_pipeline(c), out, save_path, started, files);
   const std::vector<int> peaks = peak_inflight(c.shape);
   if (!diagram_path.empty()) {
     files.stage(diagram_path, schedule_svg(result.program, result.timeline), "--diagram");

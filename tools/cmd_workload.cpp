@@ -32,12 +32,9 @@ int run_workload_command(std::string_view name, std::span<const std::string> arg
   const Workload workload = flags.parse(args, out.hardware.gpus_per_node, FlagUse::simulate);
   const std::string save_path = args.get("--save-program", "");
 
-  Program program = build_program(workload);
   OutputFiles files;
-  if (!save_path.empty()) files.stage(save_path, program_to_text(program), "--save-program");
   const TracedSimulation result =
-      run_traced_simulation(std::move(program), out.hardware, out.provenance,
-                            !out.trace_path.empty(), started, out.network);
+      simulate_requested(build_program(workload), out, save_path, started, files);
   return emit_outputs(result, out, ctx, files);
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/error.hpp"
+#include "sim/program_json.hpp"
 #include "tools/output_file.hpp"
 #include "tools/run_report.hpp"
 
@@ -39,6 +40,15 @@ OutputRequest read_output_request(const Args& args, const CommandContext& ctx) {
   }
   req.json = args.has("--json");
   return req;
+}
+
+TracedSimulation simulate_requested(Program program, const OutputRequest& request,
+                                    const std::string& save_path,
+                                    std::chrono::steady_clock::time_point started,
+                                    OutputFiles& files) {
+  if (!save_path.empty()) files.stage(save_path, program_to_text(program), "--save-program");
+  return run_traced_simulation(std::move(program), request.hardware, request.provenance,
+                               !request.trace_path.empty(), started, request.network);
 }
 
 int emit_outputs(const TracedSimulation& result, const OutputRequest& request,

@@ -1,5 +1,6 @@
 #pragma once
 // Flags and output handling shared by every simulating sub-command: --hardware, --trace, --json.
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,13 @@ struct OutputRequest {
   bool json = false;
 };
 OutputRequest read_output_request(const Args& args, const CommandContext& ctx);
+
+// Simulates `program` as the request asks (recording a trace when it names one), after staging
+// the Program itself as `save_path` when that is not empty (--save-program).
+TracedSimulation simulate_requested(Program program, const OutputRequest& request,
+                                    const std::string& save_path,
+                                    std::chrono::steady_clock::time_point started,
+                                    OutputFiles& files);
 
 // Stages the trace, commits every staged output file together, prints the report; returns the
 // exit code.
