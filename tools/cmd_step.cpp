@@ -18,6 +18,7 @@
 #include "tools/commands.hpp"
 #include "tools/output_file.hpp"
 #include "tools/simulate_outputs.hpp"
+#include "tools/sweep.hpp"
 
 namespace meshsim {
 namespace {
@@ -44,12 +45,7 @@ std::string folding_summary(const StepPlan& p, int gpus_per_node) {
 nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& p) {
   nlohmann::ordered_json j;
   j["model"] = model.name;
-  j["tp"] = p.tp;
-  j["pp"] = p.pp;
-  j["cp"] = p.cp;
-  j["dp"] = p.dp;
-  j["vp"] = p.vp;
-  j["mbs"] = p.microbatch_size;
+  put_mesh(j, p);
   j["gbs"] = p.global_batch;
   j["microbatches"] = microbatches(p);
   j["seq"] = p.seq > 0 ? p.seq : model.seq_len;
@@ -178,24 +174,19 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out) {
 }
 
 void print_step_json(const StepReport& r, const OutputRequest& out, const CommandContext& ctx) {
-  const TransformerModel& model = r.model;
-  const StepPlan& p = r.plan;
   const MemoryEstimate& mem = r.mem;
   const TracedSimulation& result = r.result;
   const TimeBreakdown& b = r.breakdown;
-  const std::string& note = r.note;
-  const int world = world_size(p);
-  const double step_s = r.eval.step_time_s, tokens_per_s = r.eval.tokens_per_s, mfu = r.eval.mfu;
   nlohmann::ordered_json j;
   j["schema_version"] = kStepSchemaVersion;
   j["meshsim_version"] = MESHSIM_VERSION;
   j["command"] = out.provenance.command_line;
   j["hardware"] = {{"name", out.provenance.hardware_name}, {"hash", out.provenance.hardware_hash}};
-  j["plan"] = plan_json(model, p);
-  j["world_size"] = world;
-  j["step_time_s"] = step_s;
-  j["tokens_per_s"] = tokens_per_s;
-  j["mfu"] = mfu;
+  j["plan"] = plan_json(r.model, r.plan);
+  j["world_size"] = world_size(r.plan);
+  j["step_time_s"] = r.eval.step_time_s;
+  j["tokens_per_s"] = r.eval.tokens_per_s;
+  j["mfu"] = r.eval.mfu;
   j["memory"] = to_json(mem);
   j["oom"] = mem.oom;
   j["breakdown"] = {{"compute_s", b.compute},
@@ -214,7 +205,7 @@ void print_step_json(const StepReport& r, const OutputRequest& out, const Comman
   j["network"] = out.network.flow ? "flow" : "analytical";
   j["ops"] = result.program.ops.size();
   j["events"] = result.timeline.events;
-  if (!note.empty()) j["note"] = note;
+  if (!r.note.empty()) j["note"] = r.note;
   j["wall_s"] = result.wall_s;
   ctx.out << j.dump(2) << "\n";
 }

@@ -170,15 +170,19 @@ std::vector<SweepRow> evaluate_plans(
   return rows;
 }
 
-nlohmann::ordered_json sweep_row_json(const SweepRow& r) {
-  const StepPlan& p = r.plan;
-  nlohmann::ordered_json j;
+void put_mesh(nlohmann::ordered_json& j, const StepPlan& p) {
   j["tp"] = p.tp;
   j["pp"] = p.pp;
   j["cp"] = p.cp;
   j["dp"] = p.dp;
   j["vp"] = p.vp;
   j["mbs"] = p.microbatch_size;
+}
+
+nlohmann::ordered_json sweep_row_json(const SweepRow& r) {
+  const StepPlan& p = r.plan;
+  nlohmann::ordered_json j;
+  put_mesh(j, p);
   j["schedule"] = to_string(p.schedule);
   j["cp_variant"] = to_string(p.cp_variant);
   j["microbatches"] = microbatches(p);

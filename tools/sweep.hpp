@@ -55,6 +55,8 @@ std::vector<SweepRow> evaluate_plans(
     const HardwareProfile& hardware, int jobs, int offset = 0, int stride = 1,
     const std::function<void(std::size_t, std::size_t)>& progress = {});
 
+// The plan's mesh as JSON fields, in this order: tp, pp, cp, dp, vp, mbs.
+void put_mesh(nlohmann::ordered_json& j, const StepPlan& p);
 nlohmann::ordered_json sweep_row_json(const SweepRow& row);
 std::string sweep_csv(const std::vector<SweepRow>& rows);
 // {"schema_version", "model", "gpus", "hardware", "seq", "global_batch", "rows": [...]}

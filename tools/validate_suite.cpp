@@ -75,31 +75,33 @@ SuiteConfig step_config(int ranks, int ranks_per_node) {
 }  // namespace
 
 std::vector<SuiteConfig> suite_configs(int ranks, int ranks_per_node) {
-  const std::string n = std::to_string(ranks);
-  const std::string attn = "--seq 4096 --heads 4 --kv-heads 2 --head-dim 64 --dtype bf16";
-  const std::string tp = "--tokens 1024 --in 1024 --out 2048 --dtype bf16";
-  const std::string pipe = "--microbatches 8 --tokens 256 --hidden 512 --dtype bf16";
+  const char* attn = "--seq 4096 --heads 4 --kv-heads 2 --head-dim 64 --dtype bf16";
+  const char* tp = "--tokens 1024 --in 1024 --out 2048 --dtype bf16";
+  const char* pipe = "--microbatches 8 --tokens 256 --hidden 512 --dtype bf16";
+  struct Case {
+    const char* name;
+    const char* workload;
+    const char* ranks_flag;  // set to the world size
+    const char* flags;
+    const char* shape;
+  };
+  const Case cases[] = {
+      {"ring attention, ring", "ring-attention", "--cp", "--variant ring", attn},
+      {"ring attention, zigzag", "ring-attention", "--cp", "--variant zigzag", attn},
+      {"ring attention, all-gather", "ring-attention", "--cp",
+       "--variant zigzag --rotate allgather", attn},
+      {"tp linear, column + all-reduce", "tp-linear", "--tp", "--kind column --mode allreduce", tp},
+      {"tp linear, row + reduce-scatter", "tp-linear", "--tp", "--kind row --mode reducescatter",
+       tp},
+      {"pipeline, 1f1b", "pipeline", "--stages", "--schedule 1f1b", pipe},
+      {"pipeline, interleaved", "pipeline", "--stages", "--schedule interleaved", pipe},
+  };
   std::vector<SuiteConfig> out;
-  out.push_back(workload_config("ring attention, ring", "ring-attention",
-                                fmt::format("--cp {} --variant ring {}", n, attn), ranks_per_node));
-  out.push_back(workload_config("ring attention, zigzag", "ring-attention",
-                                fmt::format("--cp {} --variant zigzag {}", n, attn),
-                                ranks_per_node));
-  out.push_back(workload_config(
-      "ring attention, all-gather", "ring-attention",
-      fmt::format("--cp {} --variant zigzag --rotate allgather {}", n, attn), ranks_per_node));
-  out.push_back(workload_config("tp linear, column + all-reduce", "tp-linear",
-                                fmt::format("--tp {} --kind column --mode allreduce {}", n, tp),
-                                ranks_per_node));
-  out.push_back(workload_config("tp linear, row + reduce-scatter", "tp-linear",
-                                fmt::format("--tp {} --kind row --mode reducescatter {}", n, tp),
-                                ranks_per_node));
-  out.push_back(workload_config("pipeline, 1f1b", "pipeline",
-                                fmt::format("--stages {} --schedule 1f1b {}", n, pipe),
-                                ranks_per_node));
-  out.push_back(workload_config("pipeline, interleaved", "pipeline",
-                                fmt::format("--stages {} --schedule interleaved {}", n, pipe),
-                                ranks_per_node));
+  for (const auto& c : cases) {
+    out.push_back(workload_config(c.name, c.workload,
+                                  fmt::format("{} {} {} {}", c.ranks_flag, ranks, c.flags, c.shape),
+                                  ranks_per_node));
+  }
   out.push_back(step_config(ranks, ranks_per_node));
   return out;
 }

@@ -168,21 +168,22 @@ void ChromeTraceRecorder::try_emit_flow(std::int32_t transfer) {
   // before the arrow's tail.
   const Nanos recv_ts = std::max({w.end - 1, op_timings_[recv].start, send_ts});
 
-  json s = json::object();
-  s["name"] = "transfer";
-  s["cat"] = "transfer";
-  s["ph"] = "s";
-  s["id"] = transfer;
+  // One end of the arrow: "s" (start) or "f" (finish), with its own fields in between.
+  auto arrow_end = [&](const char* ph, json bind) {
+    json e = json::object();
+    e["name"] = "transfer";
+    e["cat"] = "transfer";
+    e["ph"] = ph;
+    e.update(bind);
+    e["id"] = transfer;
+    return e;
+  };
+  json s = arrow_end("s", json::object());
   s["pid"] = t.src;
   s["tid"] = tid_of(program_.ops[send].stream);
   s["ts"] = to_us(send_ts);
   s["args"] = json{{"bytes", t.bytes}, {"tag", t.tag}};
-  json f = json::object();
-  f["name"] = "transfer";
-  f["cat"] = "transfer";
-  f["ph"] = "f";
-  f["bp"] = "e";
-  f["id"] = transfer;
+  json f = arrow_end("f", json{{"bp", "e"}});
   f["pid"] = t.dst;
   f["tid"] = tid_of(program_.ops[recv].stream);
   f["ts"] = to_us(recv_ts);
