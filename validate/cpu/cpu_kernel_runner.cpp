@@ -10,21 +10,6 @@
 #include "validate/cpu/cpu_ops.hpp"
 
 namespace meshsim {
-namespace {
-
-constexpr std::array<std::string_view, 4> kFaultNames = {"none", "attention-mask", "lse-merge",
-                                                         "gemm-scale"};
-
-}  // namespace
-
-std::string_view to_string(InjectedFault f) {
-  return kFaultNames[static_cast<std::size_t>(f)];
-}
-
-std::optional<InjectedFault> parse_injected_fault(std::string_view name) {
-  return parse_enum_name<InjectedFault>(kFaultNames, name);
-}
-
 CpuKernelRunner::CpuKernelRunner(TensorStore& store, InjectedFault fault)
     : store_(store), fault_(fault) {
   // Ranks and streams share the machine's cores: one BLAS thread per call.
@@ -55,11 +40,7 @@ void CpuKernelRunner::run(const Op& op, const KernelCall& call) {
         cpu_ops::lse_merge(v, call, fault_);
         return;
       case KernelKind::accumulate:
-        if (std::holds_alternative<AttentionShape>(call.shape)) {
-          cpu_ops::row_accumulate(v, call);
-        } else {
-          cpu_ops::accumulate(v, call);
-        }
+        cpu_ops::accumulate(v, call);
         return;
       case KernelKind::copy:
         cpu_ops::copy(v, call);

@@ -8,20 +8,11 @@
 #include <string_view>
 
 #include "sim/program.hpp"
+#include "validate/run/kernel_operands.hpp"
 #include "validate/run/kernel_runner.hpp"
 #include "validate/tensors/tensor_store.hpp"
 
 namespace meshsim {
-
-// Which kernel computes a wrong result on purpose.
-enum class InjectedFault : std::uint8_t {
-  none,
-  attention_mask,  // attention blocks ignore the causal mask
-  lse_merge,       // merges are skipped: the output keeps the first block only
-  gemm_scale,      // every GEMM result is 10% too large
-};
-std::string_view to_string(InjectedFault f);
-std::optional<InjectedFault> parse_injected_fault(std::string_view name);
 
 class CpuKernelRunner final : public KernelRunner {
  public:

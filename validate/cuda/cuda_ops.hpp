@@ -1,16 +1,16 @@
 #pragma once
 // The CUDA backend's kernel launches: each compute op's KernelCall on the rank's slots, as the CPU
-// runner does it (validate/cpu/cpu_ops.hpp: same operands, shape checks, row lookups and injected
-// faults), with the views' host addresses mapped to the device copy (DeviceMemoryPlan) and the
-// kernels of kernels/cuda launched on the op's stream. Nothing waits for the device here.
+// runner does it (validate/run/kernel_operands: same operands, shape checks, row lookups and
+// injected faults), with the views' host addresses mapped to the device copy (DeviceMemoryPlan) and
+// the kernels of kernels/cuda launched on the op's stream. Nothing waits for the device here.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 
 #include "sim/program.hpp"
-#include "validate/cpu/cpu_kernel_runner.hpp"
 #include "validate/cuda/device_memory.hpp"
+#include "validate/run/kernel_operands.hpp"
 #include "validate/tensors/tensor_store.hpp"
 
 namespace meshsim {

@@ -3,7 +3,7 @@
 #include "schedules/ring_attention.hpp"
 #include "sim/error.hpp"
 #include "validate/cpu/cpu_kernel_runner.hpp"
-#include "validate/cpu/cpu_slot_views.hpp"
+#include "validate/run/slot_views.hpp"
 
 using namespace meshsim;
 

@@ -1,8 +1,9 @@
 #pragma once
-// Views of a rank's tensor slots for the CPU kernels: the slot's bytes in the TensorStore seen
-// through kernels/views.hpp with the slot's dtype and shape, and the token positions attention
-// slots carry (TensorSlot::tokens) as the kernels' row layouts. Every accessor checks the slot's
-// shape against what the kernel call expects and throws InvariantError naming the slot.
+// Views of a rank's tensor slots for the kernels (host addresses; the CUDA backend maps them): the
+// slot's bytes in the TensorStore seen through kernels/views.hpp with the slot's dtype and shape,
+// and the token positions attention slots carry (TensorSlot::tokens) as the kernels' row layouts.
+// Every accessor checks the slot's shape against what the kernel call expects and throws
+// InvariantError naming the slot.
 #include <cstdint>
 #include <vector>
 

@@ -1,4 +1,4 @@
-#include "validate/cpu/cpu_slot_views.hpp"
+#include "validate/run/slot_views.hpp"
 
 #include <fmt/format.h>
 

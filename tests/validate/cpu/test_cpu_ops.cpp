@@ -90,7 +90,7 @@ TEST_CASE("gemm with an activation epilogue: pre = x w, y = f(pre)") {
     check_close(b.values(y), want_y, 1e-5);
     // the injected fault: every GEMM result too large by kFaultyGemmAlpha
     cpu_ops::gemm_activation(b.views(), call, InjectedFault::gemm_scale);
-    for (double& v : want_pre) v *= cpu_ops::kFaultyGemmAlpha;
+    for (double& v : want_pre) v *= kFaultyGemmAlpha;
     check_close(b.values(pre), want_pre, 1e-5);
   }
 }
