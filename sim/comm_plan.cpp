@@ -36,14 +36,8 @@ void check_timed_as(const Group& group, std::size_t g, int world) {
   }
 }
 
-void check_structure(const Program& p) {
-  const int world = p.world_size();
-  const auto n_streams = static_cast<StreamId>(p.streams.size());
-  const auto n_slots = static_cast<SlotId>(p.slots.size());
-  const auto n_groups = static_cast<GroupId>(p.groups.size());
-  auto fail = [&](OpId id, const std::string& what) {
-    throw InputError(fmt::format("op {}: {}", id, what));
-  };
+// Groups: ids by position, non-empty, distinct ranks of the mesh, a consistent timed_as.
+void check_groups(const Program& p, int world) {
   for (std::size_t g = 0; g < p.groups.size(); ++g) {
     const auto& group = p.groups[g];
     if (group.id != static_cast<GroupId>(g)) {
@@ -63,6 +57,10 @@ void check_structure(const Program& p) {
     }
     check_timed_as(group, g, world);
   }
+}
+
+// Tensor slots: ids by position, each on a rank of the mesh.
+void check_slots(const Program& p, int world) {
   for (std::size_t s = 0; s < p.slots.size(); ++s) {
     const auto& slot = p.slots[s];
     if (slot.id != static_cast<SlotId>(s)) {
@@ -72,58 +70,86 @@ void check_structure(const Program& p) {
       throw InputError(fmt::format("slots[{}]: rank {} outside the mesh", s, slot.rank));
     }
   }
-  auto check_slot = [&](OpId id, SlotId slot, int rank) {
-    if (slot == -1) return;
-    if (slot < 0 || slot >= n_slots) fail(id, fmt::format("tensor slot {} does not exist", slot));
-    if (p.slots[static_cast<std::size_t>(slot)].rank != rank) {
-      fail(id, fmt::format("tensor slot {} belongs to another rank", slot));
+}
+
+[[noreturn]] void fail_op(OpId id, const std::string& what) {
+  throw InputError(fmt::format("op {}: {}", id, what));
+}
+
+// A tensor slot an op names: none (-1), or an existing slot of the op's rank.
+void check_slot(const Program& p, OpId id, SlotId slot, int rank) {
+  if (slot == -1) return;
+  const auto n_slots = static_cast<SlotId>(p.slots.size());
+  if (slot < 0 || slot >= n_slots) fail_op(id, fmt::format("tensor slot {} does not exist", slot));
+  if (p.slots[static_cast<std::size_t>(slot)].rank != rank) {
+    fail_op(id, fmt::format("tensor slot {} belongs to another rank", slot));
+  }
+}
+
+// What an op calls: a kernel of the right shape kind, p2p transfers to other ranks, or a
+// collective of an existing group; every slot it names on its own rank.
+void check_op_body(const Program& p, const Op& op, OpId id, int world) {
+  if (const auto* k = std::get_if<KernelCall>(&op.body)) {
+    if (!accepts_shape(k->kind, k->shape.index())) {
+      fail_op(id, fmt::format("kernel {} has the wrong shape kind", to_string(k->kind)));
     }
-  };
+    for (SlotId s : k->inputs) check_slot(p, id, s, op.rank);
+    for (SlotId s : k->outputs) check_slot(p, id, s, op.rank);
+  } else if (const auto* c = std::get_if<P2PCall>(&op.body)) {
+    for (const auto* list : {&c->sends, &c->recvs}) {
+      for (const auto& t : *list) {
+        if (t.peer < 0 || t.peer >= world || t.peer == op.rank) {
+          fail_op(id, fmt::format("p2p peer {} is not another rank of the mesh", t.peer));
+        }
+        if (t.bytes < 0) fail_op(id, "p2p transfer with negative bytes");
+        check_slot(p, id, t.slot, op.rank);
+      }
+    }
+  } else {
+    const auto& coll = std::get<CollectiveCall>(op.body);
+    const auto n_groups = static_cast<GroupId>(p.groups.size());
+    if (coll.group < 0 || coll.group >= n_groups) {
+      fail_op(id, fmt::format("collective group {} does not exist", coll.group));
+    }
+    if (coll.bytes < 0) fail_op(id, "collective with negative bytes");
+    if (coll.algo != CollectiveAlgo::automatic && coll.kind != CollectiveKind::all_reduce) {
+      fail_op(id, fmt::format("algorithm {} is for all_reduce only", to_string(coll.algo)));
+    }
+    check_slot(p, id, coll.input, op.rank);
+    check_slot(p, id, coll.output, op.rank);
+  }
+}
+
+// Ops: ids by position, on a rank of the mesh and an existing stream, depending only on earlier
+// ops of the same rank, calling something well-formed.
+void check_ops(const Program& p, int world) {
+  const auto n_streams = static_cast<StreamId>(p.streams.size());
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
     const Op& op = p.ops[i];
     const auto id = static_cast<OpId>(i);
-    if (op.id != id) fail(id, fmt::format("id {} differs from its position", op.id));
+    if (op.id != id) fail_op(id, fmt::format("id {} differs from its position", op.id));
     if (op.rank < 0 || op.rank >= world) {
-      fail(id, fmt::format("rank {} outside the mesh of {} ranks", op.rank, world));
+      fail_op(id, fmt::format("rank {} outside the mesh of {} ranks", op.rank, world));
     }
     if (op.stream < 0 || op.stream >= n_streams) {
-      fail(id, fmt::format("stream {} does not exist", op.stream));
+      fail_op(id, fmt::format("stream {} does not exist", op.stream));
     }
     for (OpId d : op.deps) {
-      if (d < 0 || d >= id) fail(id, fmt::format("dep {} is not an earlier op", d));
+      if (d < 0 || d >= id) fail_op(id, fmt::format("dep {} is not an earlier op", d));
       if (p.ops[static_cast<std::size_t>(d)].rank != op.rank) {
-        fail(id, fmt::format("dep {} is on another rank", d));
+        fail_op(id, fmt::format("dep {} is on another rank", d));
       }
     }
-    if (const auto* k = std::get_if<KernelCall>(&op.body)) {
-      if (!accepts_shape(k->kind, k->shape.index())) {
-        fail(id, fmt::format("kernel {} has the wrong shape kind", to_string(k->kind)));
-      }
-      for (SlotId s : k->inputs) check_slot(id, s, op.rank);
-      for (SlotId s : k->outputs) check_slot(id, s, op.rank);
-    } else if (const auto* c = std::get_if<P2PCall>(&op.body)) {
-      for (const auto* list : {&c->sends, &c->recvs}) {
-        for (const auto& t : *list) {
-          if (t.peer < 0 || t.peer >= world || t.peer == op.rank) {
-            fail(id, fmt::format("p2p peer {} is not another rank of the mesh", t.peer));
-          }
-          if (t.bytes < 0) fail(id, "p2p transfer with negative bytes");
-          check_slot(id, t.slot, op.rank);
-        }
-      }
-    } else {
-      const auto& coll = std::get<CollectiveCall>(op.body);
-      if (coll.group < 0 || coll.group >= n_groups) {
-        fail(id, fmt::format("collective group {} does not exist", coll.group));
-      }
-      if (coll.bytes < 0) fail(id, "collective with negative bytes");
-      if (coll.algo != CollectiveAlgo::automatic && coll.kind != CollectiveKind::all_reduce) {
-        fail(id, fmt::format("algorithm {} is for all_reduce only", to_string(coll.algo)));
-      }
-      check_slot(id, coll.input, op.rank);
-      check_slot(id, coll.output, op.rank);
-    }
+    check_op_body(p, op, id, world);
   }
+}
+
+// The structural rules, in order: groups, slots, ops.
+void check_structure(const Program& p) {
+  const int world = p.world_size();
+  check_groups(p, world);
+  check_slots(p, world);
+  check_ops(p, world);
 }
 
 std::uint64_t pair_key(int src, int dst) {

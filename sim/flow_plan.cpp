@@ -44,6 +44,143 @@ Nanos latency_ns(const NetworkProfile& net, bool spans_nodes, int steps) {
       comm_latency(net, spans_nodes ? LinkClass::network : LinkClass::nvlink, steps));
 }
 
+// Where a collective's ranks sit: its ring in NCCL's order (by node, then GPU) and its members per
+// node.
+struct GangLayout {
+  std::vector<int> ring;
+  std::map<int, int> per_node;
+  bool spans = false;  // over more than one node
+  int fewest = 0;      // members on the node with the fewest
+};
+
+GangLayout gang_layout(const Topology& topo, const std::vector<int>& ranks) {
+  GangLayout layout;
+  layout.ring = ranks;
+  std::sort(layout.ring.begin(), layout.ring.end());
+  for (int r : layout.ring) ++layout.per_node[topo.node_of(r)];
+  layout.spans = layout.per_node.size() > 1;
+  layout.fewest = static_cast<int>(ranks.size());
+  for (const auto& [node, count] : layout.per_node) layout.fewest = std::min(layout.fewest, count);
+  return layout;
+}
+
+// The unit flows of `channels` rings over the layout's ring, `closed` back to its first rank or
+// not; channel c crosses nodes on rail c.
+void add_ring_hops(const Topology& topo, const GangLayout& layout, int channels, bool closed,
+                   UsageBuilder& usage) {
+  const int n = static_cast<int>(layout.ring.size());
+  std::vector<PortLoad> hop;
+  for (int c = 0; c < channels; ++c) {
+    const int hops = closed ? n : n - 1;
+    for (int i = 0; i < hops; ++i) {
+      const int a = layout.ring[static_cast<std::size_t>(i)];
+      const int b = layout.ring[static_cast<std::size_t>((i + 1) % n)];
+      hop.clear();
+      if (topo.node_of(a) == topo.node_of(b)) {
+        topo.path(a, b, 1.0, hop);
+      } else {
+        topo.rail_path(a, b, c, 1.0, hop);  // channel c crosses nodes on rail c
+      }
+      usage.add(hop);
+    }
+  }
+}
+
+// Tree all-reduce: per channel, every GPU of the node chain carries the data up and down (2 unit
+// flows on its NVLink ports) and every node's rail NIC the tree's up and down traffic (2 unit
+// flows); work M / channels per unit flow.
+void tree_all_reduce_flows(const Topology& topo, const NetworkProfile& net,
+                           const GangLayout& layout, double m, UsageBuilder& usage, GangFlow& g) {
+  const int n = static_cast<int>(layout.ring.size());
+  const int channels = layout.spans ? std::min(layout.fewest, net.nics_per_node) : 1;
+  std::vector<PortLoad> hop;
+  for (int c = 0; c < channels; ++c) {
+    for (int r : layout.ring) {
+      if (layout.per_node.at(topo.node_of(r)) > 1) topo.path(r, r, 2.0, hop);
+    }
+    if (layout.spans) {
+      for (const auto& [node, count] : layout.per_node) {
+        const int first = *std::find_if(layout.ring.begin(), layout.ring.end(),
+                                        [&](int r) { return topo.node_of(r) == node; });
+        topo.rail_path(first, first, c, 2.0, hop);
+      }
+    }
+  }
+  usage.add(hop);
+  g.work = m / static_cast<double>(channels);
+  const int nodes = static_cast<int>(layout.per_node.size());
+  g.latency = seconds_to_ns(tree_allreduce_latency(net, nodes, std::max(1, n / nodes)));
+}
+
+// All-reduce, all-gather, reduce-scatter and broadcast over rings (one channel per rail when the
+// ring spans nodes), or an all-reduce on NVLink SHARP where it applies.
+void ring_collective_flows(const Topology& topo, const NetworkProfile& net, CollectiveKind kind,
+                           const GangLayout& layout, double m, CollectiveAlgo algo,
+                           UsageBuilder& usage, GangFlow& g) {
+  const int n = static_cast<int>(layout.ring.size());
+  const double nd = static_cast<double>(n);
+  const int steps = kind == CollectiveKind::all_reduce ? 2 * (n - 1) : n - 1;
+  g.latency = latency_ns(net, layout.spans, steps);
+  const GroupPlacement placement{n, static_cast<int>(layout.per_node.size()), layout.fewest};
+  if (kind == CollectiveKind::all_reduce && uses_nvls(net, placement, algo)) {
+    // NVLink SHARP: the switch reduces; each GPU port runs at the NVLS bus bandwidth.
+    const double units = net.nvlink_bus_bw / net.nvls_bus_bw;
+    std::vector<PortLoad> hop;
+    for (int r : layout.ring) {
+      topo.path(r, r, units, hop);  // out and in of the GPU's own NVLink port
+    }
+    usage.add(hop);
+    g.work = 2.0 * (nd - 1) / nd * m;
+    return;
+  }
+  const int channels = layout.spans ? std::min(layout.fewest, net.nics_per_node) : 1;
+  add_ring_hops(topo, layout, channels, kind != CollectiveKind::broadcast, usage);
+  const double per_hop =
+      kind == CollectiveKind::broadcast ? m : static_cast<double>(steps) * m / nd;
+  g.work = per_hop / static_cast<double>(channels);
+}
+
+// Pairwise all-to-all: every ordered pair is a unit flow of M/n bytes. Per GPU that is (members on
+// its node - 1) unit flows over NVLink and n - (members on its node) through its rail NIC, in each
+// direction.
+void all_to_all_flows(const Topology& topo, const NetworkProfile& net, const GangLayout& layout,
+                      double m, UsageBuilder& usage, GangFlow& g) {
+  const int n = static_cast<int>(layout.ring.size());
+  g.latency = latency_ns(net, layout.spans, 1);
+  std::vector<PortLoad> hop;
+  for (int a : layout.ring) {
+    const int local = layout.per_node.at(topo.node_of(a));
+    if (local > 1) {
+      hop.clear();
+      topo.path(a, a, static_cast<double>(local - 1), hop);
+      usage.add(hop);
+    }
+    if (n > local) {
+      hop.clear();
+      topo.rail_path(a, a, topo.rail_of(a), static_cast<double>(n - local), hop);
+      usage.add(hop);
+    }
+  }
+  g.work = m / static_cast<double>(n);
+}
+
+// Permute: rank i of the group sends M bytes to rank i + shift (mod n), in the group's order.
+void permute_flows(const Topology& topo, const NetworkProfile& net, const std::vector<int>& ranks,
+                   int shift, bool spans, double m, UsageBuilder& usage, GangFlow& g) {
+  const int n = static_cast<int>(ranks.size());
+  g.latency = latency_ns(net, spans, 1);
+  std::vector<PortLoad> hop;
+  for (int i = 0; i < n; ++i) {
+    const int a = ranks[static_cast<std::size_t>(i)];
+    const int b = ranks[static_cast<std::size_t>(((i + shift) % n + n) % n)];
+    if (a == b) continue;
+    hop.clear();
+    topo.path(a, b, 1.0, hop);
+    usage.add(hop);
+  }
+  g.work = m;
+}
+
 }  // namespace
 
 Topology::Topology(const Mesh& mesh, const NetworkProfile& net, const FlowOptions& options)
@@ -119,58 +256,11 @@ GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, Collec
   g.cause = static_cast<std::uint8_t>(kind);
   const int n = static_cast<int>(ranks.size());
   if (n <= 1) return g;
-  const double nd = static_cast<double>(n);
   const double m = static_cast<double>(bytes);
-  // Ring order: by node, then GPU, as NCCL builds rings.
-  std::vector<int> ring = ranks;
-  std::sort(ring.begin(), ring.end());
-  std::map<int, int> per_node;
-  for (int r : ring) ++per_node[topo.node_of(r)];
-  const bool spans = per_node.size() > 1;
-  int fewest = n;
-  for (const auto& [node, count] : per_node) fewest = std::min(fewest, count);
+  const GangLayout layout = gang_layout(topo, ranks);
   UsageBuilder usage(topo.port_count());
-  std::vector<PortLoad> hop;
-
-  auto ring_hops = [&](int channels, bool closed) {
-    for (int c = 0; c < channels; ++c) {
-      const int hops = closed ? n : n - 1;
-      for (int i = 0; i < hops; ++i) {
-        const int a = ring[static_cast<std::size_t>(i)];
-        const int b = ring[static_cast<std::size_t>((i + 1) % n)];
-        hop.clear();
-        if (topo.node_of(a) == topo.node_of(b)) {
-          topo.path(a, b, 1.0, hop);
-        } else {
-          topo.rail_path(a, b, c, 1.0, hop);  // channel c crosses nodes on rail c
-        }
-        usage.add(hop);
-      }
-    }
-  };
-
   if (algo == CollectiveAlgo::tree && kind == CollectiveKind::all_reduce) {
-    // Tree all-reduce: per channel, every GPU of the node chain carries the data up and down
-    // (2 unit flows on its NVLink ports) and every node's rail NIC the tree's up and down traffic
-    // (2 unit flows); work M / channels per unit flow.
-    const int channels = spans ? std::min(fewest, net.nics_per_node) : 1;
-    for (int c = 0; c < channels; ++c) {
-      for (int r : ring) {
-        if (per_node[topo.node_of(r)] > 1) topo.path(r, r, 2.0, hop);
-      }
-      if (spans) {
-        for (const auto& [node, count] : per_node) {
-          const int first = *std::find_if(ring.begin(), ring.end(),
-                                          [&](int r) { return topo.node_of(r) == node; });
-          topo.rail_path(first, first, c, 2.0, hop);
-        }
-      }
-    }
-    usage.add(hop);
-    g.work = m / static_cast<double>(channels);
-    g.latency =
-        seconds_to_ns(tree_allreduce_latency(net, static_cast<int>(per_node.size()),
-                                             std::max(1, n / static_cast<int>(per_node.size()))));
+    tree_all_reduce_flows(topo, net, layout, m, usage, g);
     g.usage = usage.take();
     return g;
   }
@@ -178,62 +268,17 @@ GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, Collec
     case CollectiveKind::all_reduce:
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
-    case CollectiveKind::broadcast: {
-      const int steps = kind == CollectiveKind::all_reduce ? 2 * (n - 1) : n - 1;
-      g.latency = latency_ns(net, spans, steps);
-      const GroupPlacement placement{n, static_cast<int>(per_node.size()), fewest};
-      if (kind == CollectiveKind::all_reduce && uses_nvls(net, placement, algo)) {
-        // NVLink SHARP: the switch reduces; each GPU port runs at the NVLS bus bandwidth.
-        const double units = net.nvlink_bus_bw / net.nvls_bus_bw;
-        for (int r : ring) {
-          topo.path(r, r, units, hop);  // out and in of the GPU's own NVLink port
-        }
-        usage.add(hop);
-        g.work = 2.0 * (nd - 1) / nd * m;
-        break;
-      }
-      const int channels = spans ? std::min(fewest, net.nics_per_node) : 1;
-      ring_hops(channels, kind != CollectiveKind::broadcast);
-      const double per_hop =
-          kind == CollectiveKind::broadcast ? m : static_cast<double>(steps) * m / nd;
-      g.work = per_hop / static_cast<double>(channels);
+    case CollectiveKind::broadcast:
+      ring_collective_flows(topo, net, kind, layout, m, algo, usage, g);
       break;
-    }
-    case CollectiveKind::all_to_all: {
-      // Pairwise: every ordered pair is a unit flow of M/n bytes. Per GPU that is (members on its
-      // node - 1) unit flows over NVLink and n - (members on its node) through its rail NIC, in
-      // each direction.
-      g.latency = latency_ns(net, spans, 1);
-      for (int a : ring) {
-        const int local = per_node[topo.node_of(a)];
-        if (local > 1) {
-          hop.clear();
-          topo.path(a, a, static_cast<double>(local - 1), hop);
-          usage.add(hop);
-        }
-        if (n > local) {
-          hop.clear();
-          topo.rail_path(a, a, topo.rail_of(a), static_cast<double>(n - local), hop);
-          usage.add(hop);
-        }
-      }
-      g.work = m / nd;
+    case CollectiveKind::all_to_all:
+      all_to_all_flows(topo, net, layout, m, usage, g);
       break;
-    }
     case CollectiveKind::permute:
-      g.latency = latency_ns(net, spans, 1);
-      for (int i = 0; i < n; ++i) {
-        const int a = ranks[static_cast<std::size_t>(i)];
-        const int b = ranks[static_cast<std::size_t>(((i + shift) % n + n) % n)];
-        if (a == b) continue;
-        hop.clear();
-        topo.path(a, b, 1.0, hop);
-        usage.add(hop);
-      }
-      g.work = m;
+      permute_flows(topo, net, ranks, shift, layout.spans, m, usage, g);
       break;
     case CollectiveKind::barrier:
-      g.latency = latency_ns(net, spans, 2 * (n - 1));
+      g.latency = latency_ns(net, layout.spans, 2 * (n - 1));
       break;
   }
   g.usage = usage.take();

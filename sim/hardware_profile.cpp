@@ -221,7 +221,8 @@ json table_to_json(const EfficiencyTable& t) {
   return a;
 }
 
-HardwareProfile parse_profile(const json& j, const Reader& r, std::string_view origin) {
+// The profile is an object of this meshsim's schema_version, with no fields but the known ones.
+void check_profile_header(const json& j, const Reader& r, std::string_view origin) {
   if (!j.is_object()) {
     throw InputError(fmt::format("{}: expected a JSON object (a hardware profile), got {}", origin,
                                  describe_value(j)));
@@ -234,100 +235,115 @@ HardwareProfile parse_profile(const json& j, const Reader& r, std::string_view o
     }
   }
   r.reject_unknown(j, "", kTopFields);
+}
 
-  HardwareProfile hw;
-  {
-    const json& v = r.field(j, "name", "name", "a non-empty string");
-    if (!v.is_string() || v.get_ref<const std::string&>().empty()) {
-      r.expected("name", "a non-empty string", v);
-    }
-    hw.name = v.get<std::string>();
+std::string profile_name(const json& j, const Reader& r) {
+  const json& v = r.field(j, "name", "name", "a non-empty string");
+  if (!v.is_string() || v.get_ref<const std::string&>().empty()) {
+    r.expected("name", "a non-empty string", v);
   }
+  return v.get<std::string>();
+}
+
+// "peak_tflops": one figure per dtype, nothing else.
+void read_peak_flops(const json& j, const Reader& r, HardwareProfile& hw) {
+  constexpr std::string_view what = "an object with bf16, fp16, fp32 and fp64 TFLOP/s";
+  const json& v = r.field(j, "peak_tflops", "peak_tflops", what);
+  if (!v.is_object()) r.expected("peak_tflops", what, v);
+  std::vector<std::string_view> names;
+  for (DType t : kDTypes) names.push_back(to_string(t));
+  r.reject_unknown(v, "peak_tflops.", names);
+  for (DType t : kDTypes) {
+    hw.peak_flops[static_cast<std::size_t>(t)] =
+        r.number(v, "peak_tflops.", to_string(t), Need::positive, kUnitTera);
+  }
+}
+
+// "compute_efficiency": a table per kernel kind (or kind with a fused function), and "default".
+void read_compute_efficiency(const json& j, const Reader& r, HardwareProfile& hw) {
+  constexpr std::string_view what =
+      "an object of efficiency tables by kernel kind, with a \"default\" table";
+  const json& v = r.field(j, "compute_efficiency", "compute_efficiency", what);
+  if (!v.is_object()) r.expected("compute_efficiency", what, v);
+  // Kinds, and kinds with a fused function ("gemm.gelu"): a calibrated profile's keys.
+  std::vector<std::string> keys;
+  for (int k = 0; k < kKernelKindCount; ++k) {
+    const auto kind = to_string(static_cast<KernelKind>(k));
+    keys.emplace_back(kind);
+    for (int f = 1; f < kElementwiseFnCount; ++f) {
+      keys.push_back(fmt::format("{}.{}", kind, to_string(static_cast<ElementwiseFn>(f))));
+    }
+  }
+  keys.emplace_back("default");
+  const std::vector<std::string_view> names(keys.begin(), keys.end());
+  r.reject_unknown(v, "compute_efficiency.", names, "kernel kind");
+  if (!v.contains("default")) {
+    r.fail("compute_efficiency.default",
+           "missing (expected the table for kernel kinds not listed)");
+  }
+  for (const auto& [key, table] : v.items()) {
+    hw.compute_efficiency[key] = r.table(table, "compute_efficiency." + key);
+  }
+}
+
+// "network.calibrated": fitted figures per "<op>.<nvlink|network>".
+void read_calibrated_links(const json& v, const Reader& r, NetworkProfile& n) {
+  const json& c = v["calibrated"];
+  constexpr std::string_view cwhat = "an object of \"<op>.<nvlink|network>\" figures";
+  if (!c.is_object()) r.expected("network.calibrated", cwhat, c);
+  for (const auto& [key, f] : c.items()) {
+    const std::string prefix = fmt::format("network.calibrated.{}.", key);
+    const auto dot = key.rfind('.');
+    const std::string op = dot == std::string::npos ? key : key.substr(0, dot);
+    const std::string link = dot == std::string::npos ? "" : key.substr(dot + 1);
+    if ((op != "p2p" && !parse_collective_kind(op)) || (link != "nvlink" && link != "network")) {
+      r.fail("network.calibrated." + key,
+             "unknown key (expected <op>.<nvlink|network>, op p2p or a collective kind)");
+    }
+    if (!f.is_object()) r.expected(prefix.substr(0, prefix.size() - 1), "an object", f);
+    r.reject_unknown(f, prefix, kLinkFigureFields);
+    n.calibrated[key] =
+        LinkFigures{r.number(f, prefix, "base_latency_us", Need::non_negative, kUnitMicro),
+                    r.number(f, prefix, "step_latency_us", Need::non_negative, kUnitMicro),
+                    r.number(f, prefix, "bw_gbps", Need::positive, kUnitGiga)};
+  }
+}
+
+// "network": the link bandwidths and latencies, and the calibrated figures if any.
+void read_network(const json& j, const Reader& r, NetworkProfile& n) {
+  constexpr std::string_view what = "an object with the network figures";
+  const json& v = r.field(j, "network", "network", what);
+  if (!v.is_object()) r.expected("network", what, v);
+  r.reject_unknown(v, "network.", kNetworkFields);
+  n.nvlink_bus_bw = r.number(v, "network.", "nvlink_bus_gbps", Need::positive, kUnitGiga);
+  n.nvls_bus_bw = r.number(v, "network.", "nvls_bus_gbps", Need::non_negative, kUnitGiga);
+  n.nic_bw = r.number(v, "network.", "nic_gbps", Need::positive, kUnitGiga);
+  n.nics_per_node = r.positive_int(v, "network.", "nics_per_node");
+  n.base_latency = r.number(v, "network.", "base_latency_us", Need::non_negative, kUnitMicro);
+  n.nvlink_step_latency =
+      r.number(v, "network.", "nvlink_step_latency_us", Need::non_negative, kUnitMicro);
+  n.network_step_latency =
+      r.number(v, "network.", "network_step_latency_us", Need::non_negative, kUnitMicro);
+  if (v.contains("calibrated")) read_calibrated_links(v, r, n);
+}
+
+HardwareProfile parse_profile(const json& j, const Reader& r, std::string_view origin) {
+  check_profile_header(j, r, origin);
+  HardwareProfile hw;
+  hw.name = profile_name(j, r);
   hw.gpus_per_node = r.positive_int(j, "", "gpus_per_node");
   hw.memory_bytes = r.number(j, "", "memory_gb", Need::positive, kUnitGiga);
-  {
-    constexpr std::string_view what = "an object with bf16, fp16, fp32 and fp64 TFLOP/s";
-    const json& v = r.field(j, "peak_tflops", "peak_tflops", what);
-    if (!v.is_object()) r.expected("peak_tflops", what, v);
-    std::vector<std::string_view> names;
-    for (DType t : kDTypes) names.push_back(to_string(t));
-    r.reject_unknown(v, "peak_tflops.", names);
-    for (DType t : kDTypes) {
-      hw.peak_flops[static_cast<std::size_t>(t)] =
-          r.number(v, "peak_tflops.", to_string(t), Need::positive, kUnitTera);
-    }
-  }
+  read_peak_flops(j, r, hw);
   hw.memory_bw = r.number(j, "", "memory_tbps", Need::positive, kUnitTera);
   hw.launch_overhead = r.number(j, "", "launch_overhead_us", Need::non_negative, kUnitMicro);
-  {
-    constexpr std::string_view what =
-        "an object of efficiency tables by kernel kind, with a \"default\" table";
-    const json& v = r.field(j, "compute_efficiency", "compute_efficiency", what);
-    if (!v.is_object()) r.expected("compute_efficiency", what, v);
-    // Kinds, and kinds with a fused function ("gemm.gelu"): a calibrated profile's keys.
-    std::vector<std::string> keys;
-    for (int k = 0; k < kKernelKindCount; ++k) {
-      const auto kind = to_string(static_cast<KernelKind>(k));
-      keys.emplace_back(kind);
-      for (int f = 1; f < kElementwiseFnCount; ++f) {
-        keys.push_back(fmt::format("{}.{}", kind, to_string(static_cast<ElementwiseFn>(f))));
-      }
-    }
-    keys.emplace_back("default");
-    const std::vector<std::string_view> names(keys.begin(), keys.end());
-    r.reject_unknown(v, "compute_efficiency.", names, "kernel kind");
-    if (!v.contains("default")) {
-      r.fail("compute_efficiency.default",
-             "missing (expected the table for kernel kinds not listed)");
-    }
-    for (const auto& [key, table] : v.items()) {
-      hw.compute_efficiency[key] = r.table(table, "compute_efficiency." + key);
-    }
-  }
+  read_compute_efficiency(j, r, hw);
   {
     constexpr std::string_view what = "a non-empty array of [bytes, efficiency] pairs";
     hw.memory_efficiency =
         r.table(r.field(j, "memory_efficiency", "memory_efficiency", what), "memory_efficiency");
   }
   hw.comm_interference = r.number(j, "", "comm_interference", Need::at_least_one, kUnitOne);
-  {
-    constexpr std::string_view what = "an object with the network figures";
-    const json& v = r.field(j, "network", "network", what);
-    if (!v.is_object()) r.expected("network", what, v);
-    r.reject_unknown(v, "network.", kNetworkFields);
-    auto& n = hw.network;
-    n.nvlink_bus_bw = r.number(v, "network.", "nvlink_bus_gbps", Need::positive, kUnitGiga);
-    n.nvls_bus_bw = r.number(v, "network.", "nvls_bus_gbps", Need::non_negative, kUnitGiga);
-    n.nic_bw = r.number(v, "network.", "nic_gbps", Need::positive, kUnitGiga);
-    n.nics_per_node = r.positive_int(v, "network.", "nics_per_node");
-    n.base_latency = r.number(v, "network.", "base_latency_us", Need::non_negative, kUnitMicro);
-    n.nvlink_step_latency =
-        r.number(v, "network.", "nvlink_step_latency_us", Need::non_negative, kUnitMicro);
-    n.network_step_latency =
-        r.number(v, "network.", "network_step_latency_us", Need::non_negative, kUnitMicro);
-    if (v.contains("calibrated")) {
-      const json& c = v["calibrated"];
-      constexpr std::string_view cwhat = "an object of \"<op>.<nvlink|network>\" figures";
-      if (!c.is_object()) r.expected("network.calibrated", cwhat, c);
-      for (const auto& [key, f] : c.items()) {
-        const std::string prefix = fmt::format("network.calibrated.{}.", key);
-        const auto dot = key.rfind('.');
-        const std::string op = dot == std::string::npos ? key : key.substr(0, dot);
-        const std::string link = dot == std::string::npos ? "" : key.substr(dot + 1);
-        if ((op != "p2p" && !parse_collective_kind(op)) ||
-            (link != "nvlink" && link != "network")) {
-          r.fail("network.calibrated." + key,
-                 "unknown key (expected <op>.<nvlink|network>, op p2p or a collective kind)");
-        }
-        if (!f.is_object()) r.expected(prefix.substr(0, prefix.size() - 1), "an object", f);
-        r.reject_unknown(f, prefix, kLinkFigureFields);
-        n.calibrated[key] =
-            LinkFigures{r.number(f, prefix, "base_latency_us", Need::non_negative, kUnitMicro),
-                        r.number(f, prefix, "step_latency_us", Need::non_negative, kUnitMicro),
-                        r.number(f, prefix, "bw_gbps", Need::positive, kUnitGiga)};
-      }
-    }
-  }
+  read_network(j, r, hw.network);
   return hw;
 }
 

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <optional>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -60,9 +62,7 @@ struct Row {
   double time_s = 0, algbw = 0, busbw = 0;
 };
 
-}  // namespace
-
-int run_collective_command(std::span<const std::string> argv, const CommandContext& ctx) {
+std::vector<OptionSpec> collective_options() {
   std::vector<OptionSpec> specs = {
       {"--op", "allreduce|allgather|reducescatter|alltoall|sendrecv", "the operation [allreduce]"},
       {"--ranks", "N", "ranks taking part [8]"},
@@ -77,16 +77,11 @@ int run_collective_command(std::span<const std::string> argv, const CommandConte
       {"--concurrent", "K", "K identical operations at once on the same ranks [1]"},
   };
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
-  const Args args("collective", specs, argv);
-  if (args.help_requested()) {
-    ctx.out << args.help_text(
-        "Time one collective the way nccl-tests measures it: time, algorithm bandwidth "
-        "(bytes / time) and bus bandwidth (algbw x 2(n-1)/n for all-reduce, x (n-1)/n for "
-        "all-gather, reduce-scatter and all-to-all, x 1 for send/recv).",
-        "meshsim collective --op allreduce --ranks 16 --sweep 1M:1G --network flow");
-    return 0;
-  }
-  OutputRequest out = read_output_request(args, ctx);
+  return specs;
+}
+
+// The operation of the flags: op, ranks, GPUs per node, concurrency and all-reduce algorithm.
+CollectiveConfig collective_config(const Args& args, const OutputRequest& out) {
   CollectiveConfig run;
   run.op = args.get_choice("--op", "allreduce",
                            {"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv"});
@@ -105,6 +100,11 @@ int run_collective_command(std::span<const std::string> argv, const CommandConte
   if (static_cast<std::int64_t>(run.ranks) * run.concurrent > (1 << 20)) {
     throw InputError("--ranks x --concurrent exceeds 1048576 operations");
   }
+  return run;
+}
+
+// The buffer sizes: --bytes, or --sweep MIN:MAX doubling from MIN.
+std::vector<std::int64_t> collective_sizes(const Args& args) {
   std::vector<std::int64_t> sizes;
   if (args.has("--sweep")) {
     if (args.has("--bytes")) throw InputError("--bytes and --sweep exclude each other");
@@ -122,14 +122,14 @@ int run_collective_command(std::span<const std::string> argv, const CommandConte
   } else {
     sizes.push_back(parse_size(args.get("--bytes", "1G"), "--bytes"));
   }
+  return sizes;
+}
 
-  const auto kind = collective_kind_of(run.op);
-  const double factor = kind ? busbw_factor(*kind, run.ranks) : 1.0;  // send/recv: busbw = algbw
-  if (!out.trace_path.empty() && sizes.size() > 1) {
-    throw InputError("--trace needs one size (--bytes), not --sweep");
-  }
+// One simulation per size: time, algorithm bandwidth and bus bandwidth (algbw x `factor`); the
+// trace, when asked for, is staged in `files`.
+std::vector<Row> time_sizes(const CollectiveConfig& run, const std::vector<std::int64_t>& sizes,
+                            double factor, const OutputRequest& out, OutputFiles& files) {
   std::vector<Row> rows;
-  OutputFiles files;
   for (std::int64_t bytes : sizes) {
     const TracedSimulation r = run_traced_simulation(build_collective(run, bytes), out.hardware,
                                                      out.provenance, !out.trace_path.empty(),
@@ -142,49 +142,86 @@ int run_collective_command(std::span<const std::string> argv, const CommandConte
     row.busbw = row.algbw * factor;
     rows.push_back(row);
   }
+  return rows;
+}
 
-  files.commit();
-  if (out.json) {
-    nlohmann::ordered_json j;
-    j["schema_version"] = 1;
-    j["meshsim_version"] = MESHSIM_VERSION;
-    j["command"] = ctx.command_line;
-    j["hardware"] = {{"name", out.provenance.hardware_name},
-                     {"hash", out.provenance.hardware_hash}};
-    j["op"] = run.op;
-    j["ranks"] = run.ranks;
-    j["gpus_per_node"] = run.gpus_per_node;
-    j["concurrent"] = run.concurrent;
-    j["network"] = out.network.flow ? "flow" : "analytical";
-    auto row_json = [](const Row& row) {
-      return nlohmann::ordered_json{{"bytes", row.bytes},
-                                    {"time_s", row.time_s},
-                                    {"algbw_GBps", row.algbw},
-                                    {"busbw_GBps", row.busbw}};
-    };
-    if (args.has("--sweep")) {
-      auto list = nlohmann::ordered_json::array();
-      for (const auto& row : rows) list.push_back(row_json(row));
-      j["rows"] = list;
-    } else {
-      const Row& row = rows.front();
-      j["bytes"] = row.bytes;
-      j["time_s"] = row.time_s;
-      j["algbw_GBps"] = row.algbw;
-      j["busbw_GBps"] = row.busbw;
-    }
-    ctx.out << j.dump(2) << "\n";
+// The JSON report: the run's settings, then one row's fields (--bytes) or the rows (--sweep).
+nlohmann::ordered_json collective_json(const CollectiveConfig& run, const std::vector<Row>& rows,
+                                       bool sweep, const OutputRequest& out,
+                                       const CommandContext& ctx) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = 1;
+  j["meshsim_version"] = MESHSIM_VERSION;
+  j["command"] = ctx.command_line;
+  j["hardware"] = {{"name", out.provenance.hardware_name}, {"hash", out.provenance.hardware_hash}};
+  j["op"] = run.op;
+  j["ranks"] = run.ranks;
+  j["gpus_per_node"] = run.gpus_per_node;
+  j["concurrent"] = run.concurrent;
+  j["network"] = out.network.flow ? "flow" : "analytical";
+  auto row_json = [](const Row& row) {
+    return nlohmann::ordered_json{{"bytes", row.bytes},
+                                  {"time_s", row.time_s},
+                                  {"algbw_GBps", row.algbw},
+                                  {"busbw_GBps", row.busbw}};
+  };
+  if (sweep) {
+    auto list = nlohmann::ordered_json::array();
+    for (const auto& row : rows) list.push_back(row_json(row));
+    j["rows"] = list;
+  } else {
+    const Row& row = rows.front();
+    j["bytes"] = row.bytes;
+    j["time_s"] = row.time_s;
+    j["algbw_GBps"] = row.algbw;
+    j["busbw_GBps"] = row.busbw;
+  }
+  return j;
+}
+
+// The nccl-tests style table.
+void print_collective_table(std::ostream& os, const CollectiveConfig& run,
+                            const std::vector<Row>& rows, const OutputRequest& out) {
+  os << fmt::format("# {} over {} ranks ({} per node), {} at once, {} network, {}\n", run.op,
+                    run.ranks, run.gpus_per_node, run.concurrent,
+                    out.network.flow ? "flow" : "analytical", out.provenance.hardware_name);
+  os << fmt::format("#{:>14} {:>12} {:>12} {:>12}\n", "size (B)", "time (us)", "algbw (GB/s)",
+                    "busbw (GB/s)");
+  for (const auto& row : rows) {
+    os << fmt::format(" {:>14} {:>12.2f} {:>12.2f} {:>12.2f}\n", row.bytes, row.time_s * 1e6,
+                      row.algbw, row.busbw);
+  }
+}
+
+}  // namespace
+
+int run_collective_command(std::span<const std::string> argv, const CommandContext& ctx) {
+  const Args args("collective", collective_options(), argv);
+  if (args.help_requested()) {
+    ctx.out << args.help_text(
+        "Time one collective the way nccl-tests measures it: time, algorithm bandwidth "
+        "(bytes / time) and bus bandwidth (algbw x 2(n-1)/n for all-reduce, x (n-1)/n for "
+        "all-gather, reduce-scatter and all-to-all, x 1 for send/recv).",
+        "meshsim collective --op allreduce --ranks 16 --sweep 1M:1G --network flow");
     return 0;
   }
-  ctx.out << fmt::format("# {} over {} ranks ({} per node), {} at once, {} network, {}\n", run.op,
-                         run.ranks, run.gpus_per_node, run.concurrent,
-                         out.network.flow ? "flow" : "analytical", out.provenance.hardware_name);
-  ctx.out << fmt::format("#{:>14} {:>12} {:>12} {:>12}\n", "size (B)", "time (us)", "algbw (GB/s)",
-                         "busbw (GB/s)");
-  for (const auto& row : rows) {
-    ctx.out << fmt::format(" {:>14} {:>12.2f} {:>12.2f} {:>12.2f}\n", row.bytes, row.time_s * 1e6,
-                           row.algbw, row.busbw);
+  const OutputRequest out = read_output_request(args, ctx);
+  const CollectiveConfig run = collective_config(args, out);
+  const std::vector<std::int64_t> sizes = collective_sizes(args);
+
+  const auto kind = collective_kind_of(run.op);
+  const double factor = kind ? busbw_factor(*kind, run.ranks) : 1.0;  // send/recv: busbw = algbw
+  if (!out.trace_path.empty() && sizes.size() > 1) {
+    throw InputError("--trace needs one size (--bytes), not --sweep");
   }
+  OutputFiles files;
+  const std::vector<Row> rows = time_sizes(run, sizes, factor, out, files);
+  files.commit();
+  if (out.json) {
+    ctx.out << collective_json(run, rows, args.has("--sweep"), out, ctx).dump(2) << "\n";
+    return 0;
+  }
+  print_collective_table(ctx.out, run, rows, out);
   return 0;
 }
 

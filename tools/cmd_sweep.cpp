@@ -6,6 +6,7 @@
 #include <charconv>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -137,10 +138,8 @@ void decode_rows(const std::vector<std::byte>& bytes, const std::vector<StepPlan
   }
 }
 
-}  // namespace
-
-int run_sweep_command(std::span<const std::string> argv, const CommandContext& ctx) {
-  const std::vector<OptionSpec> specs = {
+std::vector<OptionSpec> sweep_options() {
+  return {
       {"--model", "NAME|FILE",
        "llama3-8b, llama3-70b, llama3-405b, gpt3-175b or a JSON file [llama3-70b]"},
       {"--gpus", "N", "GPUs in the cluster [1024]"},
@@ -168,23 +167,11 @@ int run_sweep_command(std::span<const std::string> argv, const CommandContext& c
       {"--trace-best", "FILE", "write the Chrome trace of the fastest plan"},
       {"--json", "", "print the rows as one JSON object instead of the table"},
   };
-  const LaunchEnv env = detect_launch_env();
-  const Args args("sweep", specs, argv);
-  if (args.help_requested()) {
-    if (env.rank == 0) {
-      ctx.out << args.help_text(
-          "Search the parallel plans of a model on N GPUs: every valid combination of the lists "
-          "(tp x pp x cp divides N, dp is the rest; tp within a node; vp > 1 only interleaved; "
-          "heads, kv heads, FFN by tp; seq by cp (2 cp zigzag) and by tp under SP; gbs by "
-          "dp x mbs; layers over pp x vp; the schedule's own rules). OOM plans are marked and "
-          "not timed; the rest are simulated, ranked, and written.",
-          "meshsim sweep --model llama3-70b --gpus 1024 --tp 4,8 --pp 4,8 --cp 1,2 --out rows.csv");
-    }
-    return 0;
-  }
-  const auto started = std::chrono::steady_clock::now();
-  const HardwareProfile hw = load_hardware(args.get("--hardware", kSweepDefaultHardware));
-  const TransformerModel model = load_model(args.get("--model", kSweepDefaultModel));
+}
+
+// The plan lists of the flags: the cluster size (--gpus or --nodes), the tp, pp, cp, vp, mbs,
+// schedule and CP-variant lists, and the settings every plan shares (seq, gbs, recompute, ...).
+PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
   const PlanLists defaults = default_plan_lists(hw.gpus_per_node);
   PlanLists lists;
   lists.gpus_per_node = hw.gpus_per_node;
@@ -213,25 +200,46 @@ int run_sweep_command(std::span<const std::string> argv, const CommandContext& c
       "--recompute", to_string(defaults.base.recompute), {"none", "selective", "full"}));
   base.distributed_optimizer = args.has("--distributed-optimizer");
   base.sequence_parallel = !args.has("--no-sequence-parallel");
-  const int hardware_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int jobs = static_cast<int>(args.get_int("--jobs", hardware_threads, 1, 1024));
-  const std::string out_path = args.get("--out", "");
-  if (!out_path.empty() && !out_path.ends_with(".csv") && !out_path.ends_with(".json")) {
-    throw InputError(
-        fmt::format("--out {}: expected a file name ending in .csv or .json", out_path));
-  }
-  const auto top = static_cast<std::size_t>(args.get_int("--top", 10, 1, 1 << 20));
-  const std::string trace_path = args.get("--trace-best", "");
+  return lists;
+}
 
-  const PlanSpace space = enumerate_plans(model, lists);
+// How the sweep runs and what it writes: threads, the rows file, the rows shown, the trace file.
+struct SweepOutputs {
+  int jobs = 1;
+  std::string out_path;
+  std::size_t top = 10;
+  std::string trace_path;
+};
+
+SweepOutputs sweep_outputs(const Args& args) {
+  SweepOutputs o;
+  const int hardware_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.jobs = static_cast<int>(args.get_int("--jobs", hardware_threads, 1, 1024));
+  o.out_path = args.get("--out", "");
+  if (!o.out_path.empty() && !o.out_path.ends_with(".csv") && !o.out_path.ends_with(".json")) {
+    throw InputError(
+        fmt::format("--out {}: expected a file name ending in .csv or .json", o.out_path));
+  }
+  o.top = static_cast<std::size_t>(args.get_int("--top", 10, 1, 1 << 20));
+  o.trace_path = args.get("--trace-best", "");
+  return o;
+}
+
+// Every plan of the space evaluated on `jobs` threads, with a progress bar on a terminal; under
+// mpirun the plans are split over the ranks and the rows gathered on rank 0, the other ranks get
+// nullopt.
+std::optional<std::vector<SweepRow>> evaluate_space(const TransformerModel& model,
+                                                    const PlanSpace& space,
+                                                    const HardwareProfile& hw, int jobs,
+                                                    const LaunchEnv& env, std::ostream& err) {
   const bool tty = env.rank == 0 && isatty(STDERR_FILENO) == 1;
   auto progress = [&](std::size_t done, std::size_t total) {
     if (!tty) return;
     const std::size_t width = 40, filled = total == 0 ? width : done * width / total;
-    ctx.err << fmt::format("\r[{}{}] {}/{} plans", std::string(filled, '#'),
-                           std::string(width - filled, ' '), done, total);
-    if (done == total) ctx.err << "\n";
-    ctx.err.flush();
+    err << fmt::format("\r[{}{}] {}/{} plans", std::string(filled, '#'),
+                       std::string(width - filled, ' '), done, total);
+    if (done == total) err << "\n";
+    err.flush();
   };
   std::vector<SweepRow> rows;
   if (env.under_launcher && env.size > 1) {
@@ -239,59 +247,104 @@ int run_sweep_command(std::span<const std::string> argv, const CommandContext& c
     const std::vector<SweepRow> mine =
         evaluate_plans(model, space.plans, hw, jobs, world.rank(), world.size(), progress);
     const auto gathered = world.gather_bytes(encode_rows(mine, world.rank(), world.size()));
-    if (world.rank() != 0) return 0;
+    if (world.rank() != 0) return std::nullopt;
     rows.resize(space.plans.size());
     for (const auto& bytes : gathered) decode_rows(bytes, space.plans, rows);
   } else {
     rows = evaluate_plans(model, space.plans, hw, jobs, 0, 1, progress);
   }
+  return rows;
+}
 
+// The rows file (--out) and the fastest plan's trace (--trace-best), written together.
+void write_sweep_files(const std::vector<SweepRow>& rows, const std::vector<SweepRow>& best,
+                       const TransformerModel& model, const HardwareProfile& hw,
+                       const SweepOutputs& o, const CommandContext& ctx,
+                       std::chrono::steady_clock::time_point started) {
   OutputFiles files;
-  if (!out_path.empty()) {
-    files.stage(out_path,
-                out_path.ends_with(".csv") ? sweep_csv(rows)
-                                           : sweep_json(rows, model.name, hw.name).dump(2) + "\n",
+  if (!o.out_path.empty()) {
+    files.stage(o.out_path,
+                o.out_path.ends_with(".csv") ? sweep_csv(rows)
+                                             : sweep_json(rows, model.name, hw.name).dump(2) + "\n",
                 "--out");
   }
-  const std::vector<SweepRow> best = ranked(rows);
-  if (!trace_path.empty() && !best.empty()) {
+  if (!o.trace_path.empty() && !best.empty()) {
     const TracedSimulation sim = run_traced_simulation(
         build_training_step(model, best.front().plan, hw.gpus_per_node), hw,
         Provenance{ctx.command_line, hw.name, hardware_hash(hw)}, true, started);
-    files.stage(trace_path, *sim.trace, "--trace-best");
+    files.stage(o.trace_path, *sim.trace, "--trace-best");
   }
   files.commit();
-  if (args.has("--json")) {
-    ctx.out << sweep_json(rows, model.name, hw.name).dump(2) << "\n";
-    return 0;
-  }
+}
+
+// The text report: the cluster and workload, the plan counts, the rejection rules, the top plans
+// with their critical path, the files written and the wall time.
+void print_sweep(std::ostream& out, const std::vector<SweepRow>& rows,
+                 const std::vector<SweepRow>& best, const PlanSpace& space, const PlanLists& lists,
+                 const TransformerModel& model, const HardwareProfile& hw, const SweepOutputs& o,
+                 std::chrono::steady_clock::time_point started) {
   std::int64_t oom = 0;
   for (const auto& r : rows) oom += r.oom ? 1 : 0;
-  ctx.out << fmt::format("sweep: {} on {} x {} ({} GPUs), seq {}, global batch {} sequences\n",
-                         model.name, lists.gpus / hw.gpus_per_node, hw.name, lists.gpus, base.seq,
-                         base.global_batch);
-  ctx.out << fmt::format("{} combinations, {} valid plans, {} OOM, {} simulated\n",
-                         space.combinations, space.plans.size(), oom, best.size());
+  out << fmt::format("sweep: {} on {} x {} ({} GPUs), seq {}, global batch {} sequences\n",
+                     model.name, lists.gpus / hw.gpus_per_node, hw.name, lists.gpus, lists.base.seq,
+                     lists.base.global_batch);
+  out << fmt::format("{} combinations, {} valid plans, {} OOM, {} simulated\n", space.combinations,
+                     space.plans.size(), oom, best.size());
   std::map<std::string, std::int64_t> rejected;  // in the sweep's flag words
   for (const auto& [rule, count] : space.rejected) rejected[in_flag_words("sweep", rule)] += count;
   for (const auto& [rule, count] : rejected) {
-    ctx.out << fmt::format("  rejected {:>5}: {}\n", count, rule);
+    out << fmt::format("  rejected {:>5}: {}\n", count, rule);
   }
-  ctx.out << fmt::format("{:>4}  {:<40} {:>10} {:>7} {:>8}  {}\n", "rank", "plan", "step_s", "mfu",
-                         "mem_GB", "critical path (why)");
-  for (std::size_t i = 0; i < best.size() && i < top; ++i) {
+  out << fmt::format("{:>4}  {:<40} {:>10} {:>7} {:>8}  {}\n", "rank", "plan", "step_s", "mfu",
+                     "mem_GB", "critical path (why)");
+  for (std::size_t i = 0; i < best.size() && i < o.top; ++i) {
     const SweepRow& r = best[i];
-    ctx.out << fmt::format("{:>4}  {:<40} {:>10.3f} {:>6.1f}% {:>8.1f}  {}\n", i + 1,
-                           plan_label(r.plan), r.step_time_s, 100 * r.mfu, r.mem_gb,
-                           r.critical_path);
+    out << fmt::format("{:>4}  {:<40} {:>10.3f} {:>6.1f}% {:>8.1f}  {}\n", i + 1,
+                       plan_label(r.plan), r.step_time_s, 100 * r.mfu, r.mem_gb, r.critical_path);
   }
-  if (!out_path.empty()) ctx.out << fmt::format("rows written to {}\n", out_path);
-  if (!trace_path.empty() && !best.empty()) {
-    ctx.out << fmt::format("trace of the fastest plan written to {}\n", trace_path);
+  if (!o.out_path.empty()) out << fmt::format("rows written to {}\n", o.out_path);
+  if (!o.trace_path.empty() && !best.empty()) {
+    out << fmt::format("trace of the fastest plan written to {}\n", o.trace_path);
   }
-  ctx.out << fmt::format(
+  out << fmt::format(
       "wall {:.1f} s\n",
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+}
+
+}  // namespace
+
+int run_sweep_command(std::span<const std::string> argv, const CommandContext& ctx) {
+  const LaunchEnv env = detect_launch_env();
+  const Args args("sweep", sweep_options(), argv);
+  if (args.help_requested()) {
+    if (env.rank == 0) {
+      ctx.out << args.help_text(
+          "Search the parallel plans of a model on N GPUs: every valid combination of the lists "
+          "(tp x pp x cp divides N, dp is the rest; tp within a node; vp > 1 only interleaved; "
+          "heads, kv heads, FFN by tp; seq by cp (2 cp zigzag) and by tp under SP; gbs by "
+          "dp x mbs; layers over pp x vp; the schedule's own rules). OOM plans are marked and "
+          "not timed; the rest are simulated, ranked, and written.",
+          "meshsim sweep --model llama3-70b --gpus 1024 --tp 4,8 --pp 4,8 --cp 1,2 --out rows.csv");
+    }
+    return 0;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  const HardwareProfile hw = load_hardware(args.get("--hardware", kSweepDefaultHardware));
+  const TransformerModel model = load_model(args.get("--model", kSweepDefaultModel));
+  const PlanLists lists = sweep_plan_lists(args, hw);
+  const SweepOutputs o = sweep_outputs(args);
+
+  const PlanSpace space = enumerate_plans(model, lists);
+  const std::optional<std::vector<SweepRow>> rows =
+      evaluate_space(model, space, hw, o.jobs, env, ctx.err);
+  if (!rows) return 0;  // a rank other than 0 under mpirun
+  const std::vector<SweepRow> best = ranked(*rows);
+  write_sweep_files(*rows, best, model, hw, o, ctx, started);
+  if (args.has("--json")) {
+    ctx.out << sweep_json(*rows, model.name, hw.name).dump(2) << "\n";
+    return 0;
+  }
+  print_sweep(ctx.out, *rows, best, space, lists, model, hw, o, started);
   return 0;
 }
 

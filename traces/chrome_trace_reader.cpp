@@ -123,6 +123,107 @@ struct FlowEnd {
   Nanos ts = 0;
 };
 
+// What the events say before the spans get their stream names and the flows their two ends.
+struct RawEvents {
+  std::map<std::pair<int, int>, std::string> thread_names;
+  std::vector<RawSpan> spans;
+  std::map<std::int64_t, FlowEnd> starts;
+  std::vector<std::pair<std::int64_t, FlowEnd>> finishes;
+};
+
+// "M": a process name (the rank's) or a thread name (the stream's).
+void read_metadata_event(const EventReader& r, ChromeTrace& trace, RawEvents& raw) {
+  const int pid = r.pid();
+  const std::string name = r.string("name");
+  if (name == "process_name") {
+    trace.process_names[pid] = r.args_name();
+  } else if (name == "thread_name") {
+    const int tid = r.tid();
+    raw.thread_names[{pid, tid}] = r.args_name();
+  }
+}
+
+// "X": a complete slice.
+RawSpan read_span(const EventReader& r) {
+  RawSpan raw;
+  raw.pid = r.pid();
+  raw.tid = r.tid();
+  raw.span.rank = raw.pid;
+  raw.span.start = r.micros("ts", false);
+  raw.span.end = raw.span.start + r.micros("dur", true);
+  raw.span.name = r.find("name") == nullptr ? std::string() : r.string("name");
+  raw.span.args = r.args();
+  return raw;
+}
+
+// "s" or "f": one end of a flow arrow, by id; a flow starts once.
+void read_flow_end(const EventReader& r, std::size_t i, bool start, RawEvents& raw) {
+  FlowEnd end;
+  end.index = i;
+  end.pid = r.pid();
+  static_cast<void>(r.tid());  // checked: a flow binds to a slice of that thread
+  end.ts = r.micros("ts", false);
+  const std::int64_t id =
+      r.integer("id", std::numeric_limits<std::int64_t>::min(),
+                std::numeric_limits<std::int64_t>::max(), "expected an integer");
+  if (start) {
+    if (!raw.starts.emplace(id, end).second) {
+      r.fail("id", fmt::format("flow {} starts twice", id));
+    }
+  } else {
+    raw.finishes.emplace_back(id, end);
+  }
+}
+
+void read_events(const json& events, std::string_view origin, ChromeTrace& trace, RawEvents& raw) {
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const json& event = events[i];
+    if (!event.is_object()) {
+      fail_trace(origin, fmt::format("traceEvents[{}]: expected an object", i));
+    }
+    const EventReader r(origin, i, event);
+    const std::string ph = r.string("ph");
+    if (ph == "M") {
+      read_metadata_event(r, trace, raw);
+    } else if (ph == "X") {
+      raw.spans.push_back(read_span(r));
+    } else if (ph == "s" || ph == "f") {
+      read_flow_end(r, i, ph == "s", raw);
+    }
+    // Other phases (instant, counter, async, ...) carry nothing this reader needs.
+  }
+}
+
+// Each span's stream: its thread's name, or "tid N" for an unnamed thread.
+void name_spans(RawEvents& raw, ChromeTrace& trace) {
+  trace.spans.reserve(raw.spans.size());
+  for (auto& s : raw.spans) {
+    const auto it = raw.thread_names.find({s.pid, s.tid});
+    s.span.stream = it != raw.thread_names.end() ? it->second : fmt::format("tid {}", s.tid);
+    trace.spans.push_back(std::move(s.span));
+  }
+}
+
+// Flows by id, each end matched with its start; an end without a start, or a second end, is an
+// error.
+void pair_flows(const RawEvents& raw, std::string_view origin, ChromeTrace& trace) {
+  std::map<std::int64_t, TraceFlow> flows;
+  for (const auto& [id, f] : raw.finishes) {
+    const auto s = raw.starts.find(id);
+    if (s == raw.starts.end()) {
+      fail_trace(origin,
+                 fmt::format("traceEvents[{}].id: flow {} ends without a start (\"s\" event)",
+                             f.index, id));
+    }
+    if (!flows.emplace(id, TraceFlow{id, s->second.pid, f.pid, s->second.ts, f.ts}).second) {
+      fail_trace(origin, fmt::format("traceEvents[{}].id: flow {} ends twice", f.index, id));
+    }
+  }
+  // A start without an end (an arrow cut off) is dropped: there is no pair to report.
+  trace.flows.reserve(flows.size());
+  for (auto& [id, flow] : flows) trace.flows.push_back(flow);
+}
+
 ChromeTrace parse_trace(const json& doc, std::string_view origin) {
   if (!doc.is_object()) fail_trace(origin, "expected a JSON object with a traceEvents array");
   const auto events_it = doc.find("traceEvents");
@@ -137,79 +238,10 @@ ChromeTrace parse_trace(const json& doc, std::string_view origin) {
     trace.metadata = *it;
   }
 
-  std::map<std::pair<int, int>, std::string> thread_names;
-  std::vector<RawSpan> spans;
-  std::map<std::int64_t, FlowEnd> starts;
-  std::vector<std::pair<std::int64_t, FlowEnd>> finishes;
-
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    const json& event = events[i];
-    if (!event.is_object()) {
-      fail_trace(origin, fmt::format("traceEvents[{}]: expected an object", i));
-    }
-    const EventReader r(origin, i, event);
-    const std::string ph = r.string("ph");
-    if (ph == "M") {
-      const int pid = r.pid();
-      const std::string name = r.string("name");
-      if (name == "process_name") {
-        trace.process_names[pid] = r.args_name();
-      } else if (name == "thread_name") {
-        const int tid = r.tid();
-        thread_names[{pid, tid}] = r.args_name();
-      }
-    } else if (ph == "X") {
-      RawSpan raw;
-      raw.pid = r.pid();
-      raw.tid = r.tid();
-      raw.span.rank = raw.pid;
-      raw.span.start = r.micros("ts", false);
-      raw.span.end = raw.span.start + r.micros("dur", true);
-      raw.span.name = r.find("name") == nullptr ? std::string() : r.string("name");
-      raw.span.args = r.args();
-      spans.push_back(std::move(raw));
-    } else if (ph == "s" || ph == "f") {
-      FlowEnd end;
-      end.index = i;
-      end.pid = r.pid();
-      static_cast<void>(r.tid());  // checked: a flow binds to a slice of that thread
-      end.ts = r.micros("ts", false);
-      const std::int64_t id =
-          r.integer("id", std::numeric_limits<std::int64_t>::min(),
-                    std::numeric_limits<std::int64_t>::max(), "expected an integer");
-      if (ph == "s") {
-        if (!starts.emplace(id, end).second) {
-          r.fail("id", fmt::format("flow {} starts twice", id));
-        }
-      } else {
-        finishes.emplace_back(id, end);
-      }
-    }
-    // Other phases (instant, counter, async, ...) carry nothing this reader needs.
-  }
-
-  trace.spans.reserve(spans.size());
-  for (auto& raw : spans) {
-    const auto it = thread_names.find({raw.pid, raw.tid});
-    raw.span.stream = it != thread_names.end() ? it->second : fmt::format("tid {}", raw.tid);
-    trace.spans.push_back(std::move(raw.span));
-  }
-
-  std::map<std::int64_t, TraceFlow> flows;
-  for (const auto& [id, f] : finishes) {
-    const auto s = starts.find(id);
-    if (s == starts.end()) {
-      fail_trace(origin,
-                 fmt::format("traceEvents[{}].id: flow {} ends without a start (\"s\" event)",
-                             f.index, id));
-    }
-    if (!flows.emplace(id, TraceFlow{id, s->second.pid, f.pid, s->second.ts, f.ts}).second) {
-      fail_trace(origin, fmt::format("traceEvents[{}].id: flow {} ends twice", f.index, id));
-    }
-  }
-  // A start without an end (an arrow cut off) is dropped: there is no pair to report.
-  trace.flows.reserve(flows.size());
-  for (auto& [id, flow] : flows) trace.flows.push_back(flow);
+  RawEvents raw;
+  read_events(events, origin, trace, raw);
+  name_spans(raw, trace);
+  pair_flows(raw, origin, trace);
   return trace;
 }
 

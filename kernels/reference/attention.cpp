@@ -135,6 +135,96 @@ struct Problem {
   }
 };
 
+// The workspace of one block of query rows in the backward.
+struct BackwardScratch {
+  std::vector<double> s, p, dp;  // [kQueryBlock, nk]: scores (then dS), P, dP
+  std::vector<double> delta;     // [kQueryBlock]
+  // the block's q, dout, out rows and its dq accumulator, contiguous; one key's dk, dv sums
+  std::vector<double> qb, dob, ob, dqb;
+  std::vector<double> dk_j, dv_j;
+
+  explicit BackwardScratch(const Problem& pr)
+      : s(u(kQueryBlock * pr.nk)),
+        p(s.size()),
+        dp(s.size()),
+        delta(u(kQueryBlock)),
+        qb(u(kQueryBlock * pr.d)),
+        dob(qb.size()),
+        ob(qb.size()),
+        dqb(qb.size()),
+        dk_j(u(pr.d)),
+        dv_j(u(pr.d)) {}
+};
+
+// One block of query rows: batch b, query head h (K/V head hk), rows [i0, i0 + rows), keys
+// j < limit.
+struct QueryBlock {
+  std::int64_t b, h, hk, i0, rows, limit;
+};
+
+// P and delta of the block's rows: with lse given, P = exp(s - lse) and delta_i = dout_i . out_i;
+// without, the softmax recomputed and delta_i = sum_j P_ij dP_ij.
+void probabilities(const Problem& pr, const QueryBlock& blk, std::span<const double> lse,
+                   BackwardScratch& w) {
+  const bool given = !lse.empty();
+  const std::int64_t d = pr.d, limit = blk.limit;
+  for (std::int64_t i = 0; i < blk.rows; ++i) {
+    double* prow = w.p.data() + i * pr.nk;
+    const double* srow = w.s.data() + i * pr.nk;
+    const double* dprow = w.dp.data() + i * pr.nk;
+    double dl = 0.0;
+    if (given) {
+      const double row_lse = lse[pr.lse_index(blk.b, blk.h, blk.i0 + i)];
+      for (std::int64_t j = 0; j < limit; ++j) {
+        prow[j] = srow[j] == kNegInf || row_lse == kNegInf ? 0.0 : std::exp(srow[j] - row_lse);
+      }
+      for (std::int64_t c = 0; c < d; ++c) dl += w.dob[u(i * d + c)] * w.ob[u(i * d + c)];
+    } else {
+      pr.softmax(w.s, i, limit, w.p);
+      for (std::int64_t j = 0; j < limit; ++j) dl += prow[j] * dprow[j];
+    }
+    w.delta[u(i)] = dl;
+  }
+}
+
+// dS = P (dP - delta) in place of s; then, key by key:
+// dq_i += scale dS_ij k_j, dk_j += scale dS_ij q_i, dv_j += P_ij dout_i.
+void accumulate_grads(const Problem& pr, const QueryBlock& blk, std::span<const double> k,
+                      BackwardScratch& w, AttentionGrads& g) {
+  const std::int64_t d = pr.d, rows = blk.rows, limit = blk.limit;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    for (std::int64_t j = 0; j < limit; ++j) {
+      w.s[u(i * pr.nk + j)] = w.p[u(i * pr.nk + j)] * (w.dp[u(i * pr.nk + j)] - w.delta[u(i)]);
+    }
+  }
+  std::fill(w.dqb.begin(), w.dqb.end(), 0.0);
+  for (std::int64_t j = 0; j < limit; ++j) {
+    const double* k_row = k.data() + pr.k_index(blk.b, j, blk.hk);
+    std::fill(w.dk_j.begin(), w.dk_j.end(), 0.0);
+    std::fill(w.dv_j.begin(), w.dv_j.end(), 0.0);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const double pij = w.p[u(i * pr.nk + j)];
+      if (pij == 0.0) continue;
+      const double ds = pr.scale * w.s[u(i * pr.nk + j)];
+      for (std::int64_t c = 0; c < d; ++c) {
+        w.dqb[u(i * d + c)] += ds * k_row[c];
+        w.dk_j[u(c)] += ds * w.qb[u(i * d + c)];
+        w.dv_j[u(c)] += pij * w.dob[u(i * d + c)];
+      }
+    }
+    double* dk_row = g.dk.data() + pr.k_index(blk.b, j, blk.hk);
+    double* dv_row = g.dv.data() + pr.k_index(blk.b, j, blk.hk);
+    for (std::int64_t c = 0; c < d; ++c) {
+      dk_row[c] += w.dk_j[u(c)];
+      dv_row[c] += w.dv_j[u(c)];
+    }
+  }
+  for (std::int64_t i = 0; i < rows; ++i) {
+    double* dq_row = g.dq.data() + pr.q_index(blk.b, blk.i0 + i, blk.h);
+    for (std::int64_t c = 0; c < d; ++c) dq_row[c] += w.dqb[u(i * d + c)];
+  }
+}
+
 // The backward in either form: textbook (lse empty: softmax recomputed, delta_i = sum_j P dP) or
 // FlashAttention's (P = exp(s - lse), delta_i = dout_i . out_i).
 AttentionGrads backward(const Problem& pr, std::span<const double> q, std::span<const double> k,
@@ -152,74 +242,20 @@ AttentionGrads backward(const Problem& pr, std::span<const double> q, std::span<
   }
   AttentionGrads g{std::vector<double>(pr.q_size()), std::vector<double>(pr.k_size()),
                    std::vector<double>(pr.k_size())};
-  const std::int64_t d = pr.d;
-  std::vector<double> s(u(kQueryBlock * pr.nk)), p(s.size()), dp(s.size());
-  std::vector<double> delta(u(kQueryBlock));
-  // the block's q, dout, out rows and its dq accumulator, contiguous; one key's dk, dv sums
-  std::vector<double> qb(u(kQueryBlock * d)), dob(qb.size()), ob(qb.size()), dqb(qb.size());
-  std::vector<double> dk_j(u(d)), dv_j(u(d));
+  BackwardScratch w(pr);
   for (std::int64_t b = 0; b < dims.batch; ++b) {
     for (std::int64_t h = 0; h < dims.heads_q; ++h) {
       const std::int64_t hk = kv_head_of(h, dims.heads_q, dims.heads_kv);
       for (std::int64_t i0 = 0; i0 < pr.nq; i0 += kQueryBlock) {
         const std::int64_t rows = std::min(kQueryBlock, pr.nq - i0);
-        const std::int64_t limit = pr.key_limit(i0, i0 + rows);
-        pr.gather(q, b, h, i0, rows, qb);
-        pr.gather(dout, b, h, i0, rows, dob);
-        pr.scores(qb, k, b, hk, i0, rows, limit, s);
-        pr.products(dob, v, b, hk, rows, limit, dp);  // dP_ij = dout_i . v_j
-        if (given) pr.gather(out, b, h, i0, rows, ob);
-        for (std::int64_t i = 0; i < rows; ++i) {
-          double* prow = p.data() + i * pr.nk;
-          const double* srow = s.data() + i * pr.nk;
-          const double* dprow = dp.data() + i * pr.nk;
-          double dl = 0.0;
-          if (given) {
-            const double row_lse = lse[pr.lse_index(b, h, i0 + i)];
-            for (std::int64_t j = 0; j < limit; ++j) {
-              prow[j] =
-                  srow[j] == kNegInf || row_lse == kNegInf ? 0.0 : std::exp(srow[j] - row_lse);
-            }
-            for (std::int64_t c = 0; c < d; ++c) dl += dob[u(i * d + c)] * ob[u(i * d + c)];
-          } else {
-            pr.softmax(s, i, limit, p);
-            for (std::int64_t j = 0; j < limit; ++j) dl += prow[j] * dprow[j];
-          }
-          delta[u(i)] = dl;
-        }
-        // dS = P (dP - delta) in place of s; then, key by key:
-        // dq_i += scale dS_ij k_j, dk_j += scale dS_ij q_i, dv_j += P_ij dout_i.
-        for (std::int64_t i = 0; i < rows; ++i) {
-          for (std::int64_t j = 0; j < limit; ++j) {
-            s[u(i * pr.nk + j)] = p[u(i * pr.nk + j)] * (dp[u(i * pr.nk + j)] - delta[u(i)]);
-          }
-        }
-        std::fill(dqb.begin(), dqb.end(), 0.0);
-        for (std::int64_t j = 0; j < limit; ++j) {
-          const double* k_row = k.data() + pr.k_index(b, j, hk);
-          std::fill(dk_j.begin(), dk_j.end(), 0.0);
-          std::fill(dv_j.begin(), dv_j.end(), 0.0);
-          for (std::int64_t i = 0; i < rows; ++i) {
-            const double pij = p[u(i * pr.nk + j)];
-            if (pij == 0.0) continue;
-            const double ds = pr.scale * s[u(i * pr.nk + j)];
-            for (std::int64_t c = 0; c < d; ++c) {
-              dqb[u(i * d + c)] += ds * k_row[c];
-              dk_j[u(c)] += ds * qb[u(i * d + c)];
-              dv_j[u(c)] += pij * dob[u(i * d + c)];
-            }
-          }
-          double* dk_row = g.dk.data() + pr.k_index(b, j, hk);
-          double* dv_row = g.dv.data() + pr.k_index(b, j, hk);
-          for (std::int64_t c = 0; c < d; ++c) {
-            dk_row[c] += dk_j[u(c)];
-            dv_row[c] += dv_j[u(c)];
-          }
-        }
-        for (std::int64_t i = 0; i < rows; ++i) {
-          double* dq_row = g.dq.data() + pr.q_index(b, i0 + i, h);
-          for (std::int64_t c = 0; c < d; ++c) dq_row[c] += dqb[u(i * d + c)];
-        }
+        const QueryBlock blk{b, h, hk, i0, rows, pr.key_limit(i0, i0 + rows)};
+        pr.gather(q, b, h, i0, rows, w.qb);
+        pr.gather(dout, b, h, i0, rows, w.dob);
+        pr.scores(w.qb, k, b, hk, i0, rows, blk.limit, w.s);
+        pr.products(w.dob, v, b, hk, rows, blk.limit, w.dp);  // dP_ij = dout_i . v_j
+        if (given) pr.gather(out, b, h, i0, rows, w.ob);
+        probabilities(pr, blk, lse, w);
+        accumulate_grads(pr, blk, k, w, g);
       }
     }
   }
