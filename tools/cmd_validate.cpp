@@ -172,29 +172,40 @@ std::string ranks_of(const Request& req) {
   return workload_flags(workload_descriptor(*req.workload).name).ranks(*req.workload);
 }
 
-// Rank 0's outputs: files (staged together), then the report.
-int emit(const Request& req, const Program& program, const CommPlan& plan,
-         const ValidateResult& result, const std::string& backend, const CommandContext& ctx,
-         std::chrono::steady_clock::time_point started) {
-  OutputFiles files;
+// The prediction --compare sets the measured run against: the simulated Program (with its trace
+// when one is written) and the per-op comparison.
+struct Comparison {
+  TracedSimulation simulated;
+  TimingComparison timings;
+};
+
+std::optional<Comparison> compare_with_simulation(const Request& req, const Program& program,
+                                                  const ValidateResult& result,
+                                                  const CommandContext& ctx,
+                                                  std::chrono::steady_clock::time_point started) {
+  if (!req.compare) return std::nullopt;
+  TracedSimulation simulated = run_traced_simulation(
+      program, req.hardware,
+      Provenance{ctx.command_line, req.hardware.name, hardware_hash(req.hardware)},
+      !req.trace_path.empty(), started);
+  TimingComparison timings = compare_timings(program, simulated.timeline, result.timeline);
+  return Comparison{std::move(simulated), std::move(timings)};
+}
+
+// --save-program, --trace (side by side with the prediction under --compare) and --dump, staged
+// to be written together.
+void stage_files(const Request& req, const Program& program, const CommPlan& plan,
+                 const ValidateResult& result, const std::optional<Comparison>& comparison,
+                 const CommandContext& ctx, OutputFiles& files) {
   if (!req.save_path.empty())
     files.stage(req.save_path, program_to_text(program), "--save-program");
-  std::optional<TimingComparison> comparison;
-  std::optional<TracedSimulation> simulated;
-  if (req.compare) {
-    simulated = run_traced_simulation(
-        program, req.hardware,
-        Provenance{ctx.command_line, req.hardware.name, hardware_hash(req.hardware)},
-        !req.trace_path.empty(), started);
-    comparison = compare_timings(program, simulated->timeline, result.timeline);
-  }
   if (!req.trace_path.empty()) {
     nlohmann::json trace =
         measured_trace(program, plan, result.timeline,
                        TraceMetadata{"measured", MESHSIM_VERSION, ctx.command_line,
                                      req.hardware.name, hardware_hash(req.hardware)});
-    if (simulated) {
-      trace = side_by_side_trace(nlohmann::json::parse(*simulated->trace), trace);
+    if (comparison) {
+      trace = side_by_side_trace(nlohmann::json::parse(*comparison->simulated.trace), trace);
     }
     std::ostringstream text;
     write_trace(trace, text);
@@ -211,7 +222,12 @@ int emit(const Request& req, const Program& program, const CommPlan& plan,
                   npy_file(t.shape, t.values, t.dtype), "--dump");
     }
   }
-  files.commit();
+}
+
+// What the report says about the run: backend, kernels, seed, memory, numerics, wall time.
+ValidateRunInfo run_info(const Request& req, const ValidateResult& result,
+                         const std::string& backend, const CommandContext& ctx,
+                         std::chrono::steady_clock::time_point started) {
   ValidateRunInfo info;
   info.command_line = ctx.command_line;
   info.backend = backend;
@@ -235,29 +251,143 @@ int emit(const Request& req, const Program& program, const CommPlan& plan,
     info.numerics_note = "not checked (--no-check)";
   }
   info.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  // A numerics FAIL is the run's verdict, not bad input or a crash: its own exit code.
-  const int status = info.numerics && !info.numerics->pass ? kNumericsFailed : 0;
+  return info;
+}
+
+void print_report(const Request& req, const Program& program, const ValidateResult& result,
+                  const ValidateRunInfo& info, const std::optional<Comparison>& comparison,
+                  const CommandContext& ctx) {
   if (req.json) {
     nlohmann::ordered_json j = measured_report_json(program, result.timeline, info);
     if (comparison) {
-      const nlohmann::ordered_json c = timing_comparison_json(program, *comparison);
+      const nlohmann::ordered_json c = timing_comparison_json(program, comparison->timings);
       j["hardware"] = req.hardware.name;
       for (const auto& [key, value] : c.items()) j[key] = value;
     }
     ctx.out << j.dump(2) << "\n";
-    return status;
+    return;
   }
   ctx.out << measured_report_text(program, result.timeline, info);
   if (comparison) {
     ctx.out << fmt::format("simulated with hardware profile {}\n", req.hardware.name)
-            << timing_comparison_text(program, *comparison, "--json");
+            << timing_comparison_text(program, comparison->timings, "--json");
   }
   if (!req.dump_dir.empty()) ctx.out << fmt::format("tensors written to {}/\n", req.dump_dir);
   if (!req.trace_path.empty()) {
     ctx.out << fmt::format("trace written to {} (open it in https://ui.perfetto.dev)\n",
                            req.trace_path);
   }
-  return status;
+}
+
+// Rank 0's outputs: files (staged together), then the report.
+int emit(const Request& req, const Program& program, const CommPlan& plan,
+         const ValidateResult& result, const std::string& backend, const CommandContext& ctx,
+         std::chrono::steady_clock::time_point started) {
+  const std::optional<Comparison> comparison =
+      compare_with_simulation(req, program, result, ctx, started);
+  OutputFiles files;
+  stage_files(req, program, plan, result, comparison, ctx, files);
+  files.commit();
+  const ValidateRunInfo info = run_info(req, result, backend, ctx, started);
+  print_report(req, program, result, info, comparison, ctx);
+  // A numerics FAIL is the run's verdict, not bad input or a crash: its own exit code.
+  return info.numerics && !info.numerics->pass ? kNumericsFailed : 0;
+}
+
+// The run options on this world: seeds, timeout, what to gather, the kernels (scratch operands
+// for calls without tensor slots, as a training step's Program has), how a rank reports failure.
+ValidateOptions validate_run_options(const Request& req, RunWorld& world,
+                                     const CommandContext& ctx) {
+  ValidateOptions options;
+  options.seed = req.seed;
+  options.stall_timeout = req.timeout;
+  options.gather_tensors = !req.dump_dir.empty() || (req.check && req.workload);
+  const InjectedFault fault = req.fault;
+  options.make_kernels = [fault](TensorStore& store) -> std::unique_ptr<KernelRunner> {
+    return std::make_unique<ShapeKernelRunner>(std::make_unique<CpuKernelRunner>(store, fault));
+  };
+  options.report_failure = [&world, &ctx](const std::string& what) {
+    ctx.err << fmt::format("meshsim: error: rank {}: {}\n", world.rank(), what);
+    ctx.err.flush();
+  };
+  return options;
+}
+
+// With several runs: a warm-up, then the runs; rank 0 keeps the one with the median step time
+// (every rank takes part in every run).
+ValidateResult run_median(const Request& req, const Program& program, const CommPlan& plan,
+                          RunWorld& world, const ValidateOptions& options) {
+  const TensorLayout layout = req.workload ? tensor_layout(*req.workload) : TensorLayout{};
+  std::vector<ValidateResult> timed;
+  for (int run = 0; run <= req.runs; ++run) {
+    if (run == 0 && req.runs == 1) continue;
+    ValidateResult r = run_validation(program, plan, layout, world, options);
+    if (run > 0) timed.push_back(std::move(r));
+  }
+  std::sort(timed.begin(), timed.end(), [](const ValidateResult& a, const ValidateResult& b) {
+    return a.timeline.makespan < b.timeline.makespan;
+  });
+  return std::move(timed[timed.size() / 2]);
+}
+
+// The workload named on the command line (null for `program`); InputError when there is none.
+WorkloadCommand find_workload_command(const std::string& name) {
+  for (const auto& c : workload_flag_tables()) {
+    if (name == c.name) return &c;
+  }
+  if (name == "program") return nullptr;
+  std::string names;
+  for (const auto& c : workload_flag_tables()) names += fmt::format("{}, ", c.name);
+  throw InputError(
+      fmt::format("validate: unknown workload '{}' (expected {}program or suite)", name, names));
+}
+
+// The request, its Program and communication plan; InputError when a multi-rank Program is run
+// without a launcher.
+void prepare(WorkloadCommand w, const Args& args, const LaunchEnv& env, const CommandContext& ctx,
+             Request& req, Program& program, CommPlan& plan) {
+  req = parse_request(w, args);
+  program = req.workload ? build_program(*req.workload) : load_program_file(req.program_path);
+  plan = validate_program(program);
+  if (!env.under_launcher && program.world_size() > 1) {
+    throw InputError(
+        fmt::format("this Program has {} ranks ({}): run one process per rank under MPI: {}",
+                    program.world_size(), ranks_of(req),
+                    mpirun_command(program.world_size(), ctx.command_line)));
+  }
+  // --backend cuda without the CUDA backend or without a visible GPU: one line, before MPI starts.
+  if (req.backend == "cuda") {
+    if (const auto why = cuda_backend_unavailable()) throw InputError(*why);
+  }
+}
+
+// Runs the prepared Program on the world's ranks and reports on rank 0; the exit code.
+int run_prepared(const Request& req, const Program& program, const CommPlan& plan,
+                 const CommandContext& ctx, std::chrono::steady_clock::time_point started,
+                 const LaunchEnv& env) {
+  const std::unique_ptr<RunWorld> world = make_run_world(env);
+  if (world->size() != program.world_size()) {
+    if (world->rank() == 0) {
+      ctx.err << fmt::format(
+          "meshsim: error: this Program has {} ranks ({}) but MPI started {} processes: run "
+          "{}\n",
+          program.world_size(), ranks_of(req), world->size(),
+          mpirun_command(program.world_size(), ctx.command_line));
+    }
+    return 2;
+  }
+  ValidateOptions options = validate_run_options(req, *world, ctx);
+  std::function<std::string()> describe_backend = [&] { return world->describe(); };
+#ifdef MESHSIM_HAVE_CUDA
+  if (req.backend == "cuda") {
+    describe_backend = use_cuda_backend(options, program, plan, *world, req.fault);
+  }
+#endif
+  ValidateResult result;
+  const auto run_all = [&] { result = run_median(req, program, plan, *world, options); };
+  if (auto failed = run_collectively(ctx, run_all)) return *failed;
+  if (!result.root) return 0;
+  return emit(req, program, plan, result, describe_backend(), ctx, started);
 }
 
 }  // namespace
@@ -277,19 +407,11 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
   }
   if (argv[0] == "suite") return run_validate_suite_command(argv.subspan(1), ctx);
   WorkloadCommand w = nullptr;
-  for (const auto& c : workload_flag_tables()) {
-    if (argv[0] == c.name) w = &c;
-  }
-  if (w == nullptr && argv[0] != "program") {
-    std::string names;
-    for (const auto& c : workload_flag_tables()) names += fmt::format("{}, ", c.name);
-    return bad_input(fmt::format("validate: unknown workload '{}' (expected {}program or suite)",
-                                 argv[0], names));
-  }
-  std::vector<OptionSpec> specs = w ? w->specs(FlagUse::validate) : program_options();
-  for (auto& o : validate_options()) specs.push_back(std::move(o));
   std::optional<Args> parsed;
   try {
+    w = find_workload_command(argv[0]);
+    std::vector<OptionSpec> specs = w ? w->specs(FlagUse::validate) : program_options();
+    for (auto& o : validate_options()) specs.push_back(std::move(o));
     parsed.emplace(fmt::format("validate {}", argv[0]), specs, argv.subspan(1));
   } catch (const InputError& e) {
     return bad_input(e.what());
@@ -308,71 +430,11 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
   Program program;
   CommPlan plan;
   try {
-    req = parse_request(w, args);
-    program = req.workload ? build_program(*req.workload) : load_program_file(req.program_path);
-    plan = validate_program(program);
-    if (!env.under_launcher && program.world_size() > 1) {
-      throw InputError(
-          fmt::format("this Program has {} ranks ({}): run one process per rank under MPI: {}",
-                      program.world_size(), ranks_of(req),
-                      mpirun_command(program.world_size(), ctx.command_line)));
-    }
+    prepare(w, args, env, ctx, req, program, plan);
   } catch (const InputError& e) {
     return bad_input(e.what());
   }
-  // --backend cuda without the CUDA backend or without a visible GPU: one line, before MPI starts.
-  if (req.backend == "cuda") {
-    if (const auto why = cuda_backend_unavailable()) return bad_input(*why);
-  }
-
-  const std::unique_ptr<RunWorld> world = make_run_world(env);
-  if (world->size() != program.world_size()) {
-    if (world->rank() == 0) {
-      ctx.err << fmt::format(
-          "meshsim: error: this Program has {} ranks ({}) but MPI started {} processes: run "
-          "{}\n",
-          program.world_size(), ranks_of(req), world->size(),
-          mpirun_command(program.world_size(), ctx.command_line));
-    }
-    return 2;
-  }
-  ValidateOptions options;
-  options.seed = req.seed;
-  options.stall_timeout = req.timeout;
-  options.gather_tensors = !req.dump_dir.empty() || (req.check && req.workload);
-  options.make_kernels = [&](TensorStore& store) -> std::unique_ptr<KernelRunner> {
-    // Calls without tensor slots (a training step's Program) run on scratch operands.
-    return std::make_unique<ShapeKernelRunner>(std::make_unique<CpuKernelRunner>(store, req.fault));
-  };
-  options.report_failure = [&](const std::string& what) {
-    ctx.err << fmt::format("meshsim: error: rank {}: {}\n", world->rank(), what);
-    ctx.err.flush();
-  };
-  std::function<std::string()> describe_backend = [&] { return world->describe(); };
-#ifdef MESHSIM_HAVE_CUDA
-  if (req.backend == "cuda") {
-    describe_backend = use_cuda_backend(options, program, plan, *world, req.fault);
-  }
-#endif
-  ValidateResult result;
-  const auto run_all = [&] {
-    const TensorLayout layout = req.workload ? tensor_layout(*req.workload) : TensorLayout{};
-    // With several runs: a warm-up, then the runs; rank 0 keeps the one with the median step time
-    // (every rank takes part in every run).
-    std::vector<ValidateResult> timed;
-    for (int run = 0; run <= req.runs; ++run) {
-      if (run == 0 && req.runs == 1) continue;
-      ValidateResult r = run_validation(program, plan, layout, *world, options);
-      if (run > 0) timed.push_back(std::move(r));
-    }
-    std::sort(timed.begin(), timed.end(), [](const ValidateResult& a, const ValidateResult& b) {
-      return a.timeline.makespan < b.timeline.makespan;
-    });
-    result = std::move(timed[timed.size() / 2]);
-  };
-  if (auto failed = run_collectively(ctx, run_all)) return *failed;
-  if (!result.root) return 0;
-  return emit(req, program, plan, result, describe_backend(), ctx, started);
+  return run_prepared(req, program, plan, ctx, started, env);
 }
 
 }  // namespace meshsim
