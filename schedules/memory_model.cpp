@@ -191,7 +191,7 @@ ActivationTerms activation_terms(const TransformerModel& m, const MemoryPlan& pl
   terms.kv_rank = 2 * b * s * kv / t * e;
   if (plan.cp > 1) {
     terms.cp_buffers =
-        plan.kv_rotation == KvRotation::allgather ? plan.cp * terms.kv_rank : 2 * terms.kv_rank;
+        plan.kv_rotation == KvRotation::all_gather ? plan.cp * terms.kv_rank : 2 * terms.kv_rank;
   }
   return terms;
 }

@@ -41,7 +41,7 @@ class RingBuilder final : private RingEmitHost {
         "ring attention: cp={} seq={} batch={} heads={} kv_heads={} head_dim={} dtype={} "
         "variant={} rotate={} {} pass={}",
         c.cp, c.seq, c.batch, c.heads, c.kv_heads, c.head_dim, to_string(c.dtype),
-        to_string(c.variant), to_string(c.rotate), c.causal ? "causal" : "non-causal",
+        to_string(c.variant), to_string(c.kv_rotation), c.causal ? "causal" : "non-causal",
         to_string(c.pass));
   }
 

@@ -13,7 +13,7 @@
 namespace meshsim {
 
 enum class RingVariant : std::uint8_t { ring, zigzag };
-enum class KvRotation : std::uint8_t { p2p, allgather, alltoall };
+enum class KvRotation : std::uint8_t { p2p, all_gather, all_to_all };
 enum class AttentionPass : std::uint8_t { fwd, bwd, fwd_bwd };
 
 std::string_view to_string(RingVariant v);
@@ -32,7 +32,7 @@ struct RingAttentionConfig {
   std::int64_t head_dim = 128;
   DType dtype = DType::bf16;
   RingVariant variant = RingVariant::zigzag;
-  KvRotation rotate = KvRotation::p2p;
+  KvRotation kv_rotation = KvRotation::p2p;
   bool causal = true;
   AttentionPass pass = AttentionPass::fwd_bwd;
   int gpus_per_node = 8;

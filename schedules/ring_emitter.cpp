@@ -92,7 +92,7 @@ RingEmitter::KvRing RingEmitter::start_kv_ring(RingEmitHost& host, const RingTen
   KvRing ring;
   ring.src.assign(static_cast<std::size_t>(n_), t.kv);
   ring.arrive.assign(static_cast<std::size_t>(n_), -1);
-  if (cfg_.rotate == KvRotation::allgather && n_ > 1) {
+  if (cfg_.kv_rotation == KvRotation::all_gather && n_ > 1) {
     const SlotId all = kv_slot(host, fmt::format("kv_all_{}", to_string(phase)), cfg_.dtype, 0, n_);
     const std::int64_t bytes = n_ * kv_elems_ * dtype_bytes(cfg_.dtype);
     CollectiveCall gather{
@@ -111,12 +111,13 @@ RingEmitter::KvRing RingEmitter::start_kv_ring(RingEmitHost& host, const RingTen
 // one waits for K/V's producer; later ones follow the previous on the stream).
 void RingEmitter::kv_ring_step(RingEmitHost& host, KvRing& ring, int i, Phase phase) const {
   const auto ui = static_cast<std::size_t>(i);
-  if (i > 0 && (cfg_.rotate != KvRotation::allgather || i == 1)) host.ring_wait(ring.arrive[ui]);
-  if (cfg_.rotate == KvRotation::allgather || i + 1 >= n_) return;
+  if (i > 0 && (cfg_.kv_rotation != KvRotation::all_gather || i == 1))
+    host.ring_wait(ring.arrive[ui]);
+  if (cfg_.kv_rotation == KvRotation::all_gather || i + 1 >= n_) return;
   const SlotId next = kv_slot(host, fmt::format("kv_{}_step{}", to_string(phase), i + 1),
                               cfg_.dtype, kv_owner(cfg_, r_, i + 1), 1);
   const int tag = (phase == Phase::fwd ? 0 : n_) + i;
-  const bool permute = cfg_.rotate == KvRotation::alltoall;
+  const bool permute = cfg_.kv_rotation == KvRotation::all_to_all;
   ring.arrive[ui + 1] =
       rotation(host, fmt::format("kv {} step {}", permute ? "permute" : "exchange", i), phase, i,
                ring.src[ui], next, kv_elems_ * dtype_bytes(cfg_.dtype), cfg_.dtype, tag, permute,
@@ -151,7 +152,7 @@ void RingEmitter::forward(RingEmitHost& host, const RingTensors& t, Phase kernel
 
 void RingEmitter::backward(RingEmitHost& host, const RingTensors& t) const {
   KvRing ring = start_kv_ring(host, t, Phase::bwd, Phase::bwd);
-  const bool permute = cfg_.rotate != KvRotation::p2p;  // torch rotates dK/dV by all-to-all
+  const bool permute = cfg_.kv_rotation != KvRotation::p2p;  // torch rotates dK/dV by all-to-all
   const std::int64_t dkv_bytes = kv_elems_ * dtype_bytes(acc_);
   // Step 0's block gradient starts the accumulator this rank passes on; later blocks go to
   // block_dkv and are added into the accumulator received from rank r-1.

@@ -9,7 +9,7 @@ std::string StepBuilder::describe(const TransformerModel& m, const StepPlan& p) 
       "cp_variant={} cp_rotate={} recompute={} distributed_optimizer={} sp={} fold_dp={} "
       "fold_tp={}",
       m.name, p.tp, p.pp, p.cp, p.dp, p.vp, p.microbatch_size, p.global_batch, step_seq(m, p),
-      to_string(p.schedule), to_string(p.cp_variant), to_string(p.cp_rotation),
+      to_string(p.schedule), to_string(p.cp_variant), to_string(p.kv_rotation),
       to_string(p.recompute), p.distributed_optimizer, p.sequence_parallel, p.fold_dp,
       p.fold_tp && p.tp > 1);
 }

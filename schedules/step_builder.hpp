@@ -62,7 +62,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
     ring_.head_dim = model.head_dim();
     ring_.dtype = plan.dtype;
     ring_.variant = plan.cp > 1 ? plan.cp_variant : RingVariant::ring;
-    ring_.rotate = plan.cp_rotation;
+    ring_.kv_rotation = plan.kv_rotation;
     const ParameterCount pc = count_parameters(model);
     // TP shard of one layer: matrices (and their biases, approximately) / t, norms whole.
     layer_params_ = (pc.attention + pc.mlp) / t_ + pc.norms;

@@ -73,7 +73,7 @@ MemoryPlan memory_plan(const StepPlan& plan) {
   m.sequence_parallel = plan.sequence_parallel;
   m.recompute = plan.recompute;
   m.distributed_optimizer = plan.distributed_optimizer;
-  m.kv_rotation = plan.cp_rotation;
+  m.kv_rotation = plan.kv_rotation;
   return m;
 }
 

@@ -21,7 +21,7 @@ struct StepPlan {
   std::int64_t seq = 0;              // 0: the model's seq_len
   bool sequence_parallel = true;
   RingVariant cp_variant = RingVariant::zigzag;
-  KvRotation cp_rotation = KvRotation::p2p;
+  KvRotation kv_rotation = KvRotation::p2p;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   Recompute recompute = Recompute::none;
   bool distributed_optimizer = false;

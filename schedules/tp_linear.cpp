@@ -24,7 +24,7 @@ class TpLinearBuilder final : private TpEmitHost {
       : cfg_(cfg),
         t_(cfg.tp),
         column_(cfg.kind == TpLinearKind::column),
-        sp_(cfg.mode == TpMode::reducescatter),
+        sp_(cfg.mode == TpMode::reduce_scatter),
         comm_needed_(cfg.tp > 1),
         builder_(Mesh({{"tp", cfg.tp}}, cfg.gpus_per_node), cfg.single_queue, describe(cfg)) {
     compute_ = builder_.stream("compute");
@@ -227,7 +227,7 @@ void check_config(const TpLinearConfig& c) {
         fmt::format("`in` {} must be divisible by `tp` {} (a row-parallel layer splits its inputs)",
                     c.in_features, c.tp));
   }
-  if (c.mode == TpMode::reducescatter && c.tokens % c.tp != 0) {
+  if (c.mode == TpMode::reduce_scatter && c.tokens % c.tp != 0) {
     throw InputError(fmt::format(
         "`tokens` {} must be divisible by `tp` {} in reducescatter mode (sequence parallelism "
         "splits the tokens)",

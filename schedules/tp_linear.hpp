@@ -26,7 +26,7 @@
 namespace meshsim {
 
 enum class TpLinearKind : std::uint8_t { column, row };
-enum class TpMode : std::uint8_t { allreduce, reducescatter };
+enum class TpMode : std::uint8_t { all_reduce, reduce_scatter };
 enum class TpOverlap : std::uint8_t { async, sync };
 enum class TpPass : std::uint8_t { fwd, bwd, fwd_bwd };
 
@@ -45,7 +45,7 @@ struct TpLinearConfig {
   std::int64_t in_features = 8192;
   std::int64_t out_features = 28672;  // an MLP up-projection (Llama 3 70B)
   TpLinearKind kind = TpLinearKind::column;
-  TpMode mode = TpMode::reducescatter;
+  TpMode mode = TpMode::reduce_scatter;
   // async: the collective of the column backward runs while the weight-gradient GEMM computes
   // (seed 002); sync: the host waits right after launching it. The row layer has nothing to
   // overlap: its collectives are on the critical path either way.

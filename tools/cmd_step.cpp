@@ -51,7 +51,7 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   j["seq"] = p.seq > 0 ? p.seq : model.seq_len;
   j["schedule"] = to_string(p.schedule);
   j["cp_variant"] = to_string(p.cp_variant);
-  j["cp_rotate"] = to_string(p.cp_rotation);
+  j["cp_rotate"] = to_string(p.kv_rotation);
   j["recompute"] = to_string(p.recompute);
   j["distributed_optimizer"] = p.distributed_optimizer;
   j["sequence_parallel"] = p.sequence_parallel;
@@ -151,7 +151,7 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out) {
                    std::int64_t{1} << 40);
   p.seq = args.get_int("--seq", model.seq_len, 1, std::int64_t{1} << 30);
   p.cp_variant = *parse_ring_variant(args.get_choice("--cp-variant", "zigzag", {"ring", "zigzag"}));
-  p.cp_rotation =
+  p.kv_rotation =
       *parse_kv_rotation(args.get_choice("--cp-rotate", "p2p", {"p2p", "allgather", "alltoall"}));
   p.recompute =
       *parse_recompute(args.get_choice("--recompute", "none", {"none", "selective", "full"}));
@@ -232,7 +232,7 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
       to_string(p.schedule), microbatches(p), p.microbatch_size, seq, p.global_batch,
       to_string(p.recompute), p.sequence_parallel ? "" : "no ",
       p.distributed_optimizer ? "distributed" : "replicated",
-      p.cp > 1 ? fmt::format(", CP {} / {}", to_string(p.cp_variant), to_string(p.cp_rotation))
+      p.cp > 1 ? fmt::format(", CP {} / {}", to_string(p.cp_variant), to_string(p.kv_rotation))
                : "");
   s += fmt::format("step time      {:.6f} s\n", step_s);
   s += fmt::format("tokens/s       {:.1f}\n", tokens_per_s);

@@ -194,8 +194,8 @@ PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
   StepPlan& base = lists.base;
   base.seq = args.get_int("--seq", defaults.base.seq, 1, std::int64_t{1} << 24);
   base.global_batch = args.get_int("--gbs", defaults.base.global_batch, 1, std::int64_t{1} << 24);
-  base.cp_rotation = *parse_kv_rotation(args.get_choice(
-      "--cp-rotate", to_string(defaults.base.cp_rotation), {"p2p", "allgather", "alltoall"}));
+  base.kv_rotation = *parse_kv_rotation(args.get_choice(
+      "--cp-rotate", to_string(defaults.base.kv_rotation), {"p2p", "allgather", "alltoall"}));
   base.recompute = *parse_recompute(args.get_choice(
       "--recompute", to_string(defaults.base.recompute), {"none", "selective", "full"}));
   base.distributed_optimizer = args.has("--distributed-optimizer");

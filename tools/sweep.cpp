@@ -60,7 +60,7 @@ PlanLists default_plan_lists(int gpus_per_node) {
   lists.cp_variants = {RingVariant::zigzag};
   lists.base.seq = 8192;
   lists.base.global_batch = 512;
-  lists.base.cp_rotation = KvRotation::p2p;
+  lists.base.kv_rotation = KvRotation::p2p;
   lists.base.recompute = Recompute::selective;
   lists.base.distributed_optimizer = false;
   lists.base.sequence_parallel = true;

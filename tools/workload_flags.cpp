@@ -61,7 +61,7 @@ RingAttentionConfig parse_ring_attention_flags(const Args& args, int gpus_per_no
   c.head_dim = args.get_int("--head-dim", d.head_dim, 1, 1 << 20);
   c.dtype = parse_dtype_flag(args, use);
   c.variant = *parse_ring_variant(args.get_choice("--variant", "zigzag", {"ring", "zigzag"}));
-  c.rotate =
+  c.kv_rotation =
       *parse_kv_rotation(args.get_choice("--rotate", "p2p", {"p2p", "allgather", "alltoall"}));
   if (args.has("--causal") && args.has("--no-causal")) {
     throw InputError("--causal and --no-causal contradict each other");

@@ -50,7 +50,7 @@ meshsim::RingAttentionConfig ring_config(int cp) {
   c.seq = std::int64_t{cp} * 1024;
   c.pass = meshsim::AttentionPass::fwd_bwd;
   c.variant = meshsim::RingVariant::zigzag;
-  c.rotate = meshsim::KvRotation::p2p;
+  c.kv_rotation = meshsim::KvRotation::p2p;
   return c;
 }
 

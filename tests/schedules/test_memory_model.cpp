@@ -109,7 +109,7 @@ TEST_CASE("memory model: GQA and SwiGLU adaptation (llama3-8b layer)") {
   // KV_r = 2 · b · s · (kv/t) · d · e = 2 · 1 · 2048 · 1 · 128 · 2 = 1 MiB; p2p ring holds 2.
   CHECK(a.kv_rank == 1'048'576.0);
   CHECK(a.cp_buffers == 2'097'152.0);
-  p.kv_rotation = KvRotation::allgather;
+  p.kv_rotation = KvRotation::all_gather;
   CHECK(activation_terms(m, p).cp_buffers == 4 * 1'048'576.0);  // the gathered K/V of 4 ranks
 }
 

@@ -26,7 +26,7 @@ RingAttentionConfig small(int cp, std::int64_t seq, RingVariant v, KvRotation ro
   c.kv_heads = 1;
   c.head_dim = 4;
   c.variant = v;
-  c.rotate = rot;
+  c.kv_rotation = rot;
   c.pass = pass;
   c.causal = causal;
   return c;
@@ -178,20 +178,20 @@ TEST_CASE("backward adds N dK/dV transfers in fp32 (twice the bf16 K/V bytes)") 
 TEST_CASE("rotations: one all-gather per pass, or one permutation per step") {
   const int n = 4;
   const auto ag = comm_counts(build_ring_attention(
-      small(n, 32, RingVariant::zigzag, KvRotation::allgather, AttentionPass::fwd)));
+      small(n, 32, RingVariant::zigzag, KvRotation::all_gather, AttentionPass::fwd)));
   for (const auto& c : ag) {
     CHECK(c.collectives == 1);
     CHECK(c.sends == 0);
   }
   const auto a2a = comm_counts(build_ring_attention(
-      small(n, 32, RingVariant::zigzag, KvRotation::alltoall, AttentionPass::fwd_bwd)));
+      small(n, 32, RingVariant::zigzag, KvRotation::all_to_all, AttentionPass::fwd_bwd)));
   for (const auto& c : a2a) {
     CHECK(c.collectives == 0);
     CHECK(c.sends == 2 * (n - 1) + n);  // K/V permutes both passes + dK/dV permutes
   }
   // all-gather backward: one K/V all-gather plus N dK/dV permutes (as torch rotates dK/dV)
   const auto agb = comm_counts(build_ring_attention(
-      small(n, 32, RingVariant::zigzag, KvRotation::allgather, AttentionPass::bwd)));
+      small(n, 32, RingVariant::zigzag, KvRotation::all_gather, AttentionPass::bwd)));
   for (const auto& c : agb) {
     CHECK(c.collectives == 1);
     CHECK(c.sends == n);
@@ -210,7 +210,7 @@ TEST_CASE("grouped-query attention shrinks K/V: KV_r = 2 b c H_kv d e") {
 TEST_CASE("every variant, rotation and pass is deadlock-free with one or several queues") {
   for (int n : {1, 2, 3, 8}) {
     for (RingVariant v : {RingVariant::ring, RingVariant::zigzag}) {
-      for (KvRotation rot : {KvRotation::p2p, KvRotation::allgather, KvRotation::alltoall}) {
+      for (KvRotation rot : {KvRotation::p2p, KvRotation::all_gather, KvRotation::all_to_all}) {
         for (AttentionPass pass :
              {AttentionPass::fwd, AttentionPass::bwd, AttentionPass::fwd_bwd}) {
           for (bool single : {true, false}) {

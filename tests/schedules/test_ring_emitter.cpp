@@ -49,7 +49,7 @@ RingAttentionConfig config(int cp, RingVariant v, KvRotation rot) {
   c.kv_heads = 1;
   c.head_dim = 4;
   c.variant = v;
-  c.rotate = rot;
+  c.kv_rotation = rot;
   return c;
 }
 
@@ -99,7 +99,7 @@ TEST_CASE("RingEmitter: backward sends N-1 dK/dV hops in the accumulator dtype; 
   RecordingHost h;
   RingEmitStyle style;
   style.tensors = false;
-  const RingEmitter e(config(4, RingVariant::ring, KvRotation::alltoall), 1, style);
+  const RingEmitter e(config(4, RingVariant::ring, KvRotation::all_to_all), 1, style);
   e.backward(h, RingTensors{});
   CHECK(count(h, "kv permute") == 3);
   CHECK(count(h, "dkv permute") == 4);  // one per step: the ring closes back on the owner

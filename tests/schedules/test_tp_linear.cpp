@@ -93,14 +93,14 @@ std::string config_error(const TpLinearConfig& c) {
 }
 
 const std::vector<TpLinearKind> kKinds = {TpLinearKind::column, TpLinearKind::row};
-const std::vector<TpMode> kModes = {TpMode::allreduce, TpMode::reducescatter};
+const std::vector<TpMode> kModes = {TpMode::all_reduce, TpMode::reduce_scatter};
 const std::vector<TpOverlap> kOverlaps = {TpOverlap::async, TpOverlap::sync};
 const std::vector<TpPass> kPasses = {TpPass::fwd, TpPass::bwd, TpPass::fwd_bwd};
 
 }  // namespace
 
 TEST_CASE("column allreduce: no forward comm; dX all-reduced while dW computes") {
-  const Program p = build_tp_linear(small(TpLinearKind::column, TpMode::allreduce));
+  const Program p = build_tp_linear(small(TpLinearKind::column, TpMode::all_reduce));
   CHECK(p.streams == std::vector<std::string>{"compute", "tp_comm"});
   CHECK(p.single_queue);
   for (int r = 0; r < 4; ++r) {
@@ -134,12 +134,12 @@ TEST_CASE("column allreduce: no forward comm; dX all-reduced while dW computes")
   CHECK_FALSE(depends_on(wgrad, ar));
   // sync: dW waits for it
   const Program s =
-      build_tp_linear(small(TpLinearKind::column, TpMode::allreduce, TpOverlap::sync));
+      build_tp_linear(small(TpLinearKind::column, TpMode::all_reduce, TpOverlap::sync));
   CHECK(depends_on(find(s, 0, "wgrad gemm"), find(s, 0, "dx all-reduce")));
 }
 
 TEST_CASE("column reducescatter: all-gather X; backward regathers X and reduce-scatters dX") {
-  const Program p = build_tp_linear(small(TpLinearKind::column, TpMode::reducescatter));
+  const Program p = build_tp_linear(small(TpLinearKind::column, TpMode::reduce_scatter));
   for (int r = 0; r < 4; ++r) {
     CHECK(names(p, r) == std::vector<std::string>{"x all-gather", "fwd gemm",
                                                   "x all-gather (recompute)", "dgrad gemm",
@@ -174,13 +174,13 @@ TEST_CASE("column reducescatter: all-gather X; backward regathers X and reduce-s
   CHECK(std::get<KernelCall>(wgrad.body).inputs[1] == agc.output);
 
   const Program s =
-      build_tp_linear(small(TpLinearKind::column, TpMode::reducescatter, TpOverlap::sync));
+      build_tp_linear(small(TpLinearKind::column, TpMode::reduce_scatter, TpOverlap::sync));
   CHECK(depends_on(find(s, 0, "dgrad gemm"), find(s, 0, "x all-gather (recompute)")));
   CHECK(depends_on(find(s, 0, "wgrad gemm"), find(s, 0, "dx reduce-scatter")));
 }
 
 TEST_CASE("row layers: all-reduce or reduce-scatter Y; with SP the backward gathers dY first") {
-  const Program ar = build_tp_linear(small(TpLinearKind::row, TpMode::allreduce));
+  const Program ar = build_tp_linear(small(TpLinearKind::row, TpMode::all_reduce));
   CHECK(names(ar, 2) ==
         std::vector<std::string>{"fwd gemm", "y all-reduce", "dgrad gemm", "wgrad gemm"});
   // Y [T, D_out] = X_r [T, D_in/t] W_r^T: m = 16, n = 12, k = 8/4 = 2
@@ -190,7 +190,7 @@ TEST_CASE("row layers: all-reduce or reduce-scatter Y; with SP the backward gath
   CHECK(std::get<CollectiveCall>(find(ar, 2, "y all-reduce").body).bytes == 16 * 12 * 2);
   CHECK(depends_on(find(ar, 2, "dgrad gemm"), find(ar, 2, "y all-reduce")));
 
-  const Program rs = build_tp_linear(small(TpLinearKind::row, TpMode::reducescatter));
+  const Program rs = build_tp_linear(small(TpLinearKind::row, TpMode::reduce_scatter));
   CHECK(names(rs, 1) == std::vector<std::string>{"fwd gemm", "y reduce-scatter", "dy all-gather",
                                                  "dgrad gemm", "wgrad gemm"});
   // reduce-scatter of Y and all-gather of dY: M_total = T x D_out x e = 384 bytes
@@ -239,15 +239,15 @@ TEST_CASE("collective sizes agree with their slots in every mode") {
         CHECK(c->bytes == tp_collective_bytes(small(kind, mode)));
       }
       // per rank: column AR 1, column SP 3, row AR 1, row SP 2
-      const int expected = kind == TpLinearKind::column ? (mode == TpMode::allreduce ? 1 : 3)
-                                                        : (mode == TpMode::allreduce ? 1 : 2);
+      const int expected = kind == TpLinearKind::column ? (mode == TpMode::all_reduce ? 1 : 3)
+                                                        : (mode == TpMode::all_reduce ? 1 : 2);
       CHECK(collectives == 4 * expected);
     }
   }
 }
 
 TEST_CASE("bias: a bias add in the forward, its gradient sums dY over the tokens") {
-  TpLinearConfig c = small(TpLinearKind::column, TpMode::reducescatter);
+  TpLinearConfig c = small(TpLinearKind::column, TpMode::reduce_scatter);
   c.bias = true;
   const Program col = build_tp_linear(c);
   CHECK(names(col, 0) == std::vector<std::string>{"x all-gather", "fwd gemm", "bias add",
@@ -327,19 +327,19 @@ TEST_CASE("exact backward times: async overlap hides the collective, sync expose
   };
   const std::vector<Case> cases = {
       // column AR async: dX [0, G], then all-reduce [G, G+C] under dW [G, 2G] -> 2G, none exposed
-      {TpLinearKind::column, TpMode::allreduce, TpOverlap::async, 2 * g, 0},
+      {TpLinearKind::column, TpMode::all_reduce, TpOverlap::async, 2 * g, 0},
       // column AR sync: dX, all-reduce, dW in a row -> 2G + C, C exposed
-      {TpLinearKind::column, TpMode::allreduce, TpOverlap::sync, 2 * g + c, c},
+      {TpLinearKind::column, TpMode::all_reduce, TpOverlap::sync, 2 * g + c, c},
       // column SP async: all-gather [0, C] under dX [0, G], reduce-scatter [G, G+C] under dW
       // [G, 2G] -> 2G, none exposed
-      {TpLinearKind::column, TpMode::reducescatter, TpOverlap::async, 2 * g, 0},
+      {TpLinearKind::column, TpMode::reduce_scatter, TpOverlap::async, 2 * g, 0},
       // column SP sync: all-gather, dX, reduce-scatter, dW in a row -> 2G + 2C, 2C exposed
-      {TpLinearKind::column, TpMode::reducescatter, TpOverlap::sync, 2 * g + 2 * c, 2 * c},
+      {TpLinearKind::column, TpMode::reduce_scatter, TpOverlap::sync, 2 * g + 2 * c, 2 * c},
       // row AR: dX, dW, no comm -> 2G
-      {TpLinearKind::row, TpMode::allreduce, TpOverlap::async, 2 * g, 0},
+      {TpLinearKind::row, TpMode::all_reduce, TpOverlap::async, 2 * g, 0},
       // row SP: all-gather of dY, then dX, dW -> C + 2G, C exposed (nothing to overlap)
-      {TpLinearKind::row, TpMode::reducescatter, TpOverlap::async, c + 2 * g, c},
-      {TpLinearKind::row, TpMode::reducescatter, TpOverlap::sync, c + 2 * g, c},
+      {TpLinearKind::row, TpMode::reduce_scatter, TpOverlap::async, c + 2 * g, c},
+      {TpLinearKind::row, TpMode::reduce_scatter, TpOverlap::sync, c + 2 * g, c},
   };
   for (const auto& k : cases) {
     CAPTURE(to_string(k.kind));
@@ -355,7 +355,7 @@ TEST_CASE("async all-reduce longer than dW: exposed max(0, C - G)") {
   // dX [0, G], all-reduce [G, G+C], dW [G, 2G]: makespan G + max(G, C), exposed C - G when C > G
   const Nanos g = 100, c = 150;
   const Run r = run_uniform(
-      small(TpLinearKind::column, TpMode::allreduce, TpOverlap::async, TpPass::bwd), g, c);
+      small(TpLinearKind::column, TpMode::all_reduce, TpOverlap::async, TpPass::bwd), g, c);
   CHECK(r.timeline.makespan == g + c);
   CHECK(r.metrics.ranks[0].exposed_comm == c - g);
 }
@@ -363,12 +363,12 @@ TEST_CASE("async all-reduce longer than dW: exposed max(0, C - G)") {
 TEST_CASE("exact forward and forward+backward times") {
   const Nanos g = 100, c = 60;
   // forward: column AR one GEMM (G); every other mode one GEMM and one collective in a row (G+C)
-  CHECK(run_uniform(small(TpLinearKind::column, TpMode::allreduce, TpOverlap::async, TpPass::fwd),
+  CHECK(run_uniform(small(TpLinearKind::column, TpMode::all_reduce, TpOverlap::async, TpPass::fwd),
                     g, c)
             .timeline.makespan == g);
   for (TpLinearKind kind : kKinds) {
     for (TpMode mode : kModes) {
-      if (kind == TpLinearKind::column && mode == TpMode::allreduce) continue;
+      if (kind == TpLinearKind::column && mode == TpMode::all_reduce) continue;
       const Run r = run_uniform(small(kind, mode, TpOverlap::async, TpPass::fwd), g, c);
       CHECK(r.timeline.makespan == g + c);
       CHECK(r.metrics.ranks[0].exposed_comm == c);
@@ -377,11 +377,11 @@ TEST_CASE("exact forward and forward+backward times") {
   // column SP fwd+bwd async: forward C + G; the backward's all-gather starts when the forward
   // GEMM ends and hides under dX, the reduce-scatter under dW: C + 3G, only the forward's C
   // exposed
-  const Run col = run_uniform(small(TpLinearKind::column, TpMode::reducescatter), g, c);
+  const Run col = run_uniform(small(TpLinearKind::column, TpMode::reduce_scatter), g, c);
   CHECK(col.timeline.makespan == c + 3 * g);
   CHECK(col.metrics.ranks[0].exposed_comm == c);
   // row AR fwd+bwd: GEMM, all-reduce, then dX (waits for Y) and dW: 3G + C
-  const Run row = run_uniform(small(TpLinearKind::row, TpMode::allreduce), g, c);
+  const Run row = run_uniform(small(TpLinearKind::row, TpMode::all_reduce), g, c);
   CHECK(row.timeline.makespan == 3 * g + c);
   CHECK(row.metrics.ranks[0].exposed_comm == c);
 }
@@ -390,7 +390,7 @@ TEST_CASE("several hardware queues: a GEMM issued later starts first and the ove
   // Design §2 rule (4): with several queues the all-reduce, ready when dX ends at G together with
   // dW, cannot start while dW fills the device, so it runs after it: [2G, 2G + C].
   const Nanos g = 100, c = 60;
-  const Run r = run_uniform(small(TpLinearKind::column, TpMode::allreduce, TpOverlap::async,
+  const Run r = run_uniform(small(TpLinearKind::column, TpMode::all_reduce, TpOverlap::async,
                                   TpPass::bwd, /*single_queue=*/false),
                             g, c);
   CHECK_FALSE(r.program.single_queue);
@@ -406,12 +406,13 @@ TEST_CASE("several hardware queues: a GEMM issued later starts first and the ove
   // column SP: the all-gather waits for dX [0, G], runs [G, G+C]; then dW [G+C, 2G+C] goes
   // before the reduce-scatter [2G+C, 2G+2C]: 2G + 2C, 2C exposed (sync's figures)
   const Run sp = run_uniform(
-      small(TpLinearKind::column, TpMode::reducescatter, TpOverlap::async, TpPass::bwd, false), g,
+      small(TpLinearKind::column, TpMode::reduce_scatter, TpOverlap::async, TpPass::bwd, false), g,
       c);
   CHECK(sp.timeline.makespan == 2 * g + 2 * c);
   CHECK(sp.metrics.ranks[0].exposed_comm == 2 * c);
   const Run sync = run_uniform(
-      small(TpLinearKind::column, TpMode::reducescatter, TpOverlap::sync, TpPass::bwd, true), g, c);
+      small(TpLinearKind::column, TpMode::reduce_scatter, TpOverlap::sync, TpPass::bwd, true), g,
+      c);
   CHECK(sp.timeline.makespan == sync.timeline.makespan);
   CHECK(sp.metrics.ranks[0].exposed_comm == sync.metrics.ranks[0].exposed_comm);
 }
@@ -439,11 +440,11 @@ TEST_CASE("cost model, the CLI defaults: async exposes only the forward all-gath
 }
 
 TEST_CASE("impossible configurations are rejected naming the flag") {
-  auto c = small(TpLinearKind::column, TpMode::reducescatter);
+  auto c = small(TpLinearKind::column, TpMode::reduce_scatter);
   CHECK(config_error(c).empty());
   c.out_features = 10;  // column splits D_out
   CHECK(config_error(c).find("`out` 10 must be divisible by `tp` 4") != std::string::npos);
-  c = small(TpLinearKind::row, TpMode::allreduce);
+  c = small(TpLinearKind::row, TpMode::all_reduce);
   c.in_features = 6;  // row splits D_in
   CHECK(config_error(c).find("`in` 6 must be divisible by `tp` 4") != std::string::npos);
   c.in_features = 8;
@@ -451,15 +452,15 @@ TEST_CASE("impossible configurations are rejected naming the flag") {
   CHECK(config_error(c).empty());
   c.tokens = 18;  // fine without sequence parallelism ...
   CHECK(config_error(c).empty());
-  c.mode = TpMode::reducescatter;  // ... not with it
+  c.mode = TpMode::reduce_scatter;  // ... not with it
   CHECK(config_error(c).find("`tokens` 18 must be divisible by `tp` 4") != std::string::npos);
-  c = small(TpLinearKind::column, TpMode::allreduce);
+  c = small(TpLinearKind::column, TpMode::all_reduce);
   c.tokens = 0;
   CHECK(config_error(c).find("`tokens`") != std::string::npos);
-  c = small(TpLinearKind::column, TpMode::allreduce);
+  c = small(TpLinearKind::column, TpMode::all_reduce);
   c.tp = 2048;
   CHECK(config_error(c).find("`tp` must be at most") != std::string::npos);
-  c = small(TpLinearKind::column, TpMode::allreduce);
+  c = small(TpLinearKind::column, TpMode::all_reduce);
   c.tokens = std::int64_t{1} << 30;
   c.in_features = std::int64_t{1} << 20;
   CHECK(config_error(c).find("2^40") != std::string::npos);

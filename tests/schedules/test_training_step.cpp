@@ -280,13 +280,13 @@ TEST_CASE("training step: every schedule, rotation and recompute builds deadlock
   for (auto s :
        {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
         PipelineSchedule::zb_h1, PipelineSchedule::zb_v, PipelineSchedule::dualpipev}) {
-    for (auto rot : {KvRotation::p2p, KvRotation::allgather, KvRotation::alltoall}) {
+    for (auto rot : {KvRotation::p2p, KvRotation::all_gather, KvRotation::all_to_all}) {
       CAPTURE(to_string(s));
       CAPTURE(to_string(rot));
       StepPlan p = plan_of(2, 2, 2, 1, 4);  // m = 4 (DualPipeV: m >= 2p = 4)
       p.schedule = s;
       p.vp = s == PipelineSchedule::interleaved ? 2 : 1;
-      p.cp_rotation = rot;
+      p.kv_rotation = rot;
       p.recompute = rot == KvRotation::p2p ? Recompute::full : Recompute::selective;
       const Program prog = build_training_step(m, p, hw.gpus_per_node);
       CHECK_NOTHROW(validate_program(prog));

@@ -21,7 +21,7 @@ Program sample_program(KvRotation rotate) {
   c.heads = 4;
   c.kv_heads = 2;
   c.head_dim = 8;
-  c.rotate = rotate;
+  c.kv_rotation = rotate;
   return build_ring_attention(c);
 }
 
@@ -38,7 +38,7 @@ std::string load_error(const std::string& text) {
 }  // namespace
 
 TEST_CASE("save -> load -> save is byte-identical and loads an equal Program") {
-  for (KvRotation r : {KvRotation::p2p, KvRotation::allgather, KvRotation::alltoall}) {
+  for (KvRotation r : {KvRotation::p2p, KvRotation::all_gather, KvRotation::all_to_all}) {
     const Program p = sample_program(r);
     const std::string text = program_to_text(p);
     const Program loaded = program_from_json(parse_json_text(text, "mem"), "mem");
@@ -96,7 +96,7 @@ TEST_CASE("malformed fields are named with their path") {
 }
 
 TEST_CASE("fuzz: any mutation of a valid program loads or fails with InputError") {
-  const std::string good = program_to_text(sample_program(KvRotation::allgather));
+  const std::string good = program_to_text(sample_program(KvRotation::all_gather));
   std::mt19937 rng(20261122);
   const std::string alphabet = "{}[],:\"0123456789-e.truefalsnl ";
   int accepted = 0;

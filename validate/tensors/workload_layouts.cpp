@@ -62,7 +62,7 @@ TensorLayout tp_linear_layout(const TpLinearConfig& c) {
   const bool fwd = c.pass != TpPass::bwd;
   const bool bwd = c.pass != TpPass::fwd;
   const bool column = c.kind == TpLinearKind::column;
-  const bool split_tokens = c.mode == TpMode::reducescatter && c.tp > 1;
+  const bool split_tokens = c.mode == TpMode::reduce_scatter && c.tp > 1;
   const std::int64_t t = c.tp;
   layout.add_tensor({"x", {c.tokens, c.in_features}, true});
   layout.add_tensor({"w",

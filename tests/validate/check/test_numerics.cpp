@@ -42,7 +42,7 @@ RingAttentionConfig ring(int cp, RingVariant variant, KvRotation rotate, bool ca
   c.kv_heads = 2;  // grouped-query attention: heads 0, 1 use K/V head 0
   c.head_dim = 8;
   c.variant = variant;
-  c.rotate = rotate;
+  c.kv_rotation = rotate;
   c.causal = causal;
   c.dtype = DType::fp32;
   return c;
@@ -75,10 +75,10 @@ TEST_CASE("ring attention equals float64 full attention: every variant, rotation
   };
   for (const Case k : {Case{RingVariant::ring, true}, Case{RingVariant::ring, false},
                        Case{RingVariant::zigzag, true}}) {
-    for (KvRotation rotate : {KvRotation::p2p, KvRotation::allgather, KvRotation::alltoall}) {
+    for (KvRotation rotate : {KvRotation::p2p, KvRotation::all_gather, KvRotation::all_to_all}) {
       for (int cp : {1, 2, 3}) {
         const RingAttentionConfig c = ring(cp, k.variant, rotate, k.causal);
-        INFO(to_string(c.variant), " ", to_string(c.rotate), " causal=", c.causal, " cp=", cp);
+        INFO(to_string(c.variant), " ", to_string(c.kv_rotation), " causal=", c.causal, " cp=", cp);
         const NumericsReport r = run_and_check(Workload{c});
         INFO(describe(r));
         CHECK(r.tensors.size() == 5);  // out, lse, dq, dk, dv
@@ -114,7 +114,7 @@ TEST_CASE("ring attention numerics: forward only, backward only from given out/l
 
 TEST_CASE("tensor-parallel linear numerics: column and row, both modes, with bias") {
   for (TpLinearKind kind : {TpLinearKind::column, TpLinearKind::row}) {
-    for (TpMode mode : {TpMode::allreduce, TpMode::reducescatter}) {
+    for (TpMode mode : {TpMode::all_reduce, TpMode::reduce_scatter}) {
       TpLinearConfig c;
       c.tp = 2;
       c.tokens = 8;

@@ -158,7 +158,7 @@ TEST_CASE("in-place bf16 all-reduce rounds like the pairwise sum in group order"
 
 TEST_CASE(
     "ring attention runs to completion across ranks in threads; K/V arrive from the right rank") {
-  for (KvRotation rot : {KvRotation::p2p, KvRotation::allgather, KvRotation::alltoall}) {
+  for (KvRotation rot : {KvRotation::p2p, KvRotation::all_gather, KvRotation::all_to_all}) {
     for (int cp : {2, 3, 4}) {
       for (bool single_queue : {true, false}) {
         RingAttentionConfig c;
@@ -168,7 +168,7 @@ TEST_CASE(
         c.kv_heads = 1;
         c.head_dim = 4;
         c.variant = cp == 3 ? RingVariant::ring : RingVariant::zigzag;
-        c.rotate = rot;
+        c.kv_rotation = rot;
         c.single_queue = single_queue;
         CAPTURE(cp);
         CAPTURE(to_string(rot));
@@ -179,7 +179,7 @@ TEST_CASE(
           for (const auto& rec : r.ops) CHECK(rec.end >= rec.start);
         }
         for (int r = 0; r < cp; ++r) {
-          if (rot == KvRotation::allgather) {
+          if (rot == KvRotation::all_gather) {
             std::vector<std::byte> all;
             for (int q = 0; q < cp; ++q) {
               const auto kv = slot_bytes(run, p, q, "kv");
@@ -201,7 +201,7 @@ TEST_CASE(
 
 TEST_CASE("tp-linear and pipeline Programs run to completion across ranks in threads") {
   for (TpLinearKind kind : {TpLinearKind::column, TpLinearKind::row}) {
-    for (TpMode mode : {TpMode::allreduce, TpMode::reducescatter}) {
+    for (TpMode mode : {TpMode::all_reduce, TpMode::reduce_scatter}) {
       TpLinearConfig c;
       c.tp = 4;
       c.tokens = 16;

@@ -26,7 +26,7 @@ TEST_CASE("slot views: token layouts of local and all-gathered K/V slots") {
   c.heads = 2;
   c.kv_heads = 1;
   c.head_dim = 4;
-  c.rotate = KvRotation::allgather;
+  c.kv_rotation = KvRotation::all_gather;
   const Program p = build_ring_attention(c);
   TensorStore store(p, 1);
   const SlotViews v(store);

@@ -87,7 +87,7 @@ TEST_CASE("fills are the generator's stored values, and differ between seeds") {
   c.in_features = 4;
   c.out_features = 4;
   c.kind = TpLinearKind::row;
-  c.mode = TpMode::allreduce;
+  c.mode = TpMode::all_reduce;
   const Program p = build_tp_linear(c);
   const TensorLayout layout = tp_linear_layout(c);
   TensorStore a(p, 1), b(p, 1);

@@ -76,7 +76,7 @@ TEST_CASE("ring attention backward only: out and lse become inputs") {
 
 TEST_CASE("tp linear: shards tile the layer's tensors, replicated ones once per rank") {
   for (TpLinearKind kind : {TpLinearKind::column, TpLinearKind::row}) {
-    for (TpMode mode : {TpMode::allreduce, TpMode::reducescatter}) {
+    for (TpMode mode : {TpMode::all_reduce, TpMode::reduce_scatter}) {
       TpLinearConfig c;
       c.tp = 4;
       c.tokens = 16;
@@ -85,7 +85,7 @@ TEST_CASE("tp linear: shards tile the layer's tensors, replicated ones once per 
       c.kind = kind;
       c.mode = mode;
       c.bias = true;
-      const bool sp = mode == TpMode::reducescatter;
+      const bool sp = mode == TpMode::reduce_scatter;
       const bool column = kind == TpLinearKind::column;
       // Activations outside the layer pair are whole on every rank without sequence parallelism.
       const int outer = sp ? 1 : 4;
