@@ -1,4 +1,5 @@
 #include "tools/report_html.hpp"
+#include "traces/markup.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -43,8 +44,8 @@ std::string table_html(const std::vector<const Row*>& ranked, const Sweep& s) {
     for (const std::int64_t v : {r.tp, r.pp, r.cp, r.dp, r.vp, r.mbs}) {
       t += fmt::format("<td class=\"n\">{}</td>", v);
     }
-    t += fmt::format("<td>{}</td><td>{}</td><td class=\"n\">{}</td>", html_escape(r.schedule),
-                     html_escape(r.cp_variant), r.microbatches);
+    t += fmt::format("<td>{}</td><td>{}</td><td class=\"n\">{}</td>", markup_escape(r.schedule),
+                     markup_escape(r.cp_variant), r.microbatches);
     if (r.oom) {
       t += "<td class=\"n oom-mark\">OOM</td><td class=\"n\">&ndash;</td>"
            "<td class=\"n\">&ndash;</td>";
@@ -53,7 +54,7 @@ std::string table_html(const std::vector<const Row*>& ranked, const Sweep& s) {
                        seconds(r.step_time_s), grouped(r.tokens_per_s), percent(r.mfu));
     }
     t += fmt::format("<td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
-                     num(r.mem_gb), r.peak_rank, html_escape(r.critical_path));
+                     num(r.mem_gb), r.peak_rank, markup_escape(r.critical_path));
   }
   if (rows.empty()) t += "<tr><td colspan=\"16\">the sweep has no plans</td></tr>\n";
   t += "</tbody>\n</table>\n";
@@ -91,33 +92,6 @@ td.oom-mark { font-weight: 700; }
 
 }  // namespace
 
-std::string html_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string sweep_report_html(const nlohmann::json& sweep, std::string_view origin) {
   const Sweep s = report::parse_sweep(sweep, origin);
   const std::vector<const Row*> ranked = report::ranked_rows(s);
@@ -130,16 +104,16 @@ std::string sweep_report_html(const nlohmann::json& sweep, std::string_view orig
   h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   h += "<meta name=\"generator\" content=\"meshsim report\">\n";
-  h += fmt::format("<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n", html_escape(title),
+  h += fmt::format("<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n", markup_escape(title),
                    kStyle);
-  h += fmt::format("<h1>{}</h1>\n", html_escape(title));
-  h += fmt::format("<p class=\"source\">from {}</p>\n", html_escape(origin));
+  h += fmt::format("<h1>{}</h1>\n", markup_escape(title));
+  h += fmt::format("<p class=\"source\">from {}</p>\n", markup_escape(origin));
   auto opt = [](const std::optional<std::int64_t>& v) {
     return v ? integer(*v) : std::string("&ndash;");
   };
   h += "<dl class=\"summary\">\n";
-  h += fmt::format("<dt>model</dt><dd>{}</dd><dt>hardware</dt><dd>{}</dd>\n", html_escape(s.model),
-                   html_escape(s.hardware));
+  h += fmt::format("<dt>model</dt><dd>{}</dd><dt>hardware</dt><dd>{}</dd>\n",
+                   markup_escape(s.model), markup_escape(s.hardware));
   h += fmt::format("<dt>GPUs</dt><dd>{}</dd><dt>sequence length</dt><dd>{}</dd>\n", integer(s.gpus),
                    opt(s.seq));
   h += fmt::format("<dt>global batch</dt><dd>{}</dd><dt>plans</dt><dd>{}</dd>\n",
@@ -151,7 +125,7 @@ std::string sweep_report_html(const nlohmann::json& sweep, std::string_view orig
     h += fmt::format(
         "<p class=\"best\">fastest plan: <strong>{}</strong> &mdash; step time {}, MFU {}, {} "
         "tokens/s, {} GB per GPU</p>\n",
-        html_escape(b.label), seconds(b.step_time_s), percent(b.mfu), grouped(b.tokens_per_s),
+        markup_escape(b.label), seconds(b.step_time_s), percent(b.mfu), grouped(b.tokens_per_s),
         num(b.mem_gb));
   } else {
     h += "<p class=\"best\">no plan fits in memory</p>\n";

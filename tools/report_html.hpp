@@ -15,7 +15,4 @@ namespace meshsim {
 // Bad input throws InputError "<origin>: field 'rows[3].mem_gb': expected ...".
 std::string sweep_report_html(const nlohmann::json& sweep, std::string_view origin);
 
-// Text for HTML element content and attribute values: & < > " ' escaped.
-std::string html_escape(std::string_view text);
-
 }  // namespace meshsim

@@ -1,4 +1,5 @@
 #include "tools/report_svg.hpp"
+#include "traces/markup.hpp"
 
 #include <algorithm>
 #include <array>
@@ -71,7 +72,7 @@ std::string svg_open(std::string_view id, double height, std::string_view label)
   return fmt::format(
       "<svg class=\"plot\" id=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {}\" "
       "width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"{}\">\n",
-      id, num(kWidth), num(height), num(kWidth), num(height), html_escape(label));
+      id, num(kWidth), num(height), num(kWidth), num(height), markup_escape(label));
 }
 
 // Gridlines, tick labels and axis titles of a value-over-plans plot.
@@ -107,11 +108,11 @@ Frame frame(std::string_view id, std::string_view aria, double max_value, std::s
   s += fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>\n", num(x0),
                    num(y_base), num(x1), num(y_base));
   s += fmt::format("<text class=\"title\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                   num(x0 + f.plot_w() / 2), num(kHeight - 14), html_escape(x_title));
+                   num(x0 + f.plot_w() / 2), num(kHeight - 14), markup_escape(x_title));
   s += fmt::format(
       "<text class=\"title\" x=\"18\" y=\"{}\" text-anchor=\"middle\" "
       "transform=\"rotate(-90 18 {})\">{}</text>\n",
-      num(kTop + f.plot_h() / 2), num(kTop + f.plot_h() / 2), html_escape(y_title));
+      num(kTop + f.plot_h() / 2), num(kTop + f.plot_h() / 2), markup_escape(y_title));
   return f;
 }
 
@@ -125,19 +126,19 @@ std::string mark(const Frame& f, std::size_t slot, double v, const char* color,
     return fmt::format(
         "<circle class=\"{}\" cx=\"{}\" cy=\"{}\" r=\"2.5\" fill=\"{}\"><title>{}</title>"
         "</circle>\n",
-        css_class, num(x), num(y), color, html_escape(tooltip));
+        css_class, num(x), num(y), color, markup_escape(tooltip));
   }
   const double w = std::max(1.0, f.slot_w() * 0.8);
   return fmt::format(
       "<rect class=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}"
       "</title></rect>\n",
       css_class, fmt::format("{:.2f}", x - w / 2), num(y), fmt::format("{:.2f}", w),
-      num(std::max(0.0, base - y)), color, html_escape(tooltip));
+      num(std::max(0.0, base - y)), color, markup_escape(tooltip));
 }
 
 std::string empty_note(const Frame& f, std::string_view text) {
   return fmt::format("<text class=\"note\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                     num(kLeft + f.plot_w() / 2), num(kTop + f.plot_h() / 2), html_escape(text));
+                     num(kLeft + f.plot_w() / 2), num(kTop + f.plot_h() / 2), markup_escape(text));
 }
 
 std::string legend_item(double x, double y, const char* color, std::string_view text,
@@ -152,7 +153,7 @@ std::string legend_item(double x, double y, const char* color, std::string_view 
         num(x), num(y), color);
   }
   s += fmt::format("<text class=\"legend\" x=\"{}\" y=\"{}\">{}</text>\n", num(x + 18), num(y + 10),
-                   html_escape(text));
+                   markup_escape(text));
   return s;
 }
 
@@ -217,9 +218,10 @@ BreakdownLegend breakdown_legend(const CategoryColors& colors, double bars_botto
 std::string breakdown_bar(std::size_t i, const Row& r, const CategoryColors& colors) {
   std::string s;
   const double y = kBarsTop + kRowH * static_cast<double>(i);
-  s += fmt::format("<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
-                   num(kLabelW - 10), num(y + kBarH / 2 + 4),
-                   html_escape(fmt::format("#{} {} ({})", i + 1, r.label, seconds(r.step_time_s))));
+  s += fmt::format(
+      "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", num(kLabelW - 10),
+      num(y + kBarH / 2 + 4),
+      markup_escape(fmt::format("#{} {} ({})", i + 1, r.label, seconds(r.step_time_s))));
   double total = 0;
   for (const auto& c : r.categories) total += c.percent;
   const double scale = total > 100 ? 100 / total : 1;
@@ -230,7 +232,7 @@ std::string breakdown_bar(std::size_t i, const Row& r, const CategoryColors& col
         "<rect class=\"segment\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">"
         "<title>{}</title></rect>\n",
         fmt::format("{:.2f}", x), num(y), fmt::format("{:.2f}", w), num(kBarH), color,
-        html_escape(tip));
+        markup_escape(tip));
     x += w;
   };
   for (const auto& c : r.categories) {
@@ -294,7 +296,7 @@ std::string memory_svg(const Sweep& s) {
     f.svg += fmt::format(
         "<line class=\"capacity\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"><title>{}</title>"
         "</line>\n",
-        num(kLeft), num(y), num(kLeft + f.plot_w()), num(y), html_escape(text));
+        num(kLeft), num(y), num(kLeft + f.plot_w()), num(y), markup_escape(text));
     f.svg += legend_item(legend_x, 10, nullptr, text, true);
   }
   f.svg += "</svg>\n";

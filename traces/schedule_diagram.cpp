@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "traces/markup.hpp"
+
 namespace meshsim {
 namespace {
 
@@ -41,29 +43,6 @@ constexpr std::array<const char*, 5> kNames = {"F forward", "B input gradient", 
                                                "BW backward (B+W)", "other"};
 constexpr std::array<char, 5> kLetters = {'F', 'B', 'W', 'X', '#'};
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // A readable time with its unit.
 std::string format_time(double ns) {
   if (ns >= 1e9) return fmt::format("{:.3g} s", ns * 1e-9);
@@ -94,7 +73,7 @@ std::string schedule_svg(const Program& program, const Timeline& timeline) {
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
       width, height, width, height);
   svg += fmt::format("<text x=\"{}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
-                     left, escape(program.description));
+                     left, markup_escape(program.description));
   svg += fmt::format("<text x=\"{}\" y=\"38\" font-size=\"12\">makespan {}</text>\n", left,
                      format_time(span));
   double lx = left + 200;
@@ -123,7 +102,7 @@ std::string schedule_svg(const Program& program, const Timeline& timeline) {
     svg += fmt::format(
         "<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\" "
         "stroke=\"white\" stroke-width=\"0.8\"><title>{} ({} .. {})</title></rect>\n",
-        x0, y, std::max(x1 - x0, 0.5), row_h, fill, escape(op.name),
+        x0, y, std::max(x1 - x0, 0.5), row_h, fill, markup_escape(op.name),
         format_time(static_cast<double>(t.start)), format_time(static_cast<double>(t.end)));
     if (op.labels.microbatch >= 0 && x1 - x0 >= 9) {
       const double size = std::min(12.0, (x1 - x0) * 0.55);
