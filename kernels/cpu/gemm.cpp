@@ -18,21 +18,29 @@ blasint blas_int(std::int64_t v) {
 }  // namespace
 
 namespace detail {
+namespace {
+
+// cblas_sgemm or cblas_dgemm, row-major, with the dimensions checked against the BLAS int range.
+template <class T, class Gemm>
+void row_major_gemm(Gemm gemm, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                    T alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta,
+                    T* c, std::int64_t ldc) {
+  gemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, blas_int(m),
+       blas_int(n), blas_int(k), alpha, a, blas_int(lda), b, blas_int(ldb), beta, c, blas_int(ldc));
+}
+
+}  // namespace
 
 void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta,
                float* c, std::int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              blas_int(m), blas_int(n), blas_int(k), alpha, a, blas_int(lda), b, blas_int(ldb),
-              beta, c, blas_int(ldc));
+  row_major_gemm(cblas_sgemm, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
                const double* a, std::int64_t lda, const double* b, std::int64_t ldb, double beta,
                double* c, std::int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              blas_int(m), blas_int(n), blas_int(k), alpha, a, blas_int(lda), b, blas_int(ldb),
-              beta, c, blas_int(ldc));
+  row_major_gemm(cblas_dgemm, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace detail

@@ -173,19 +173,26 @@ __global__ void backward_kernel(AttentionBlock block, M scale, HeadsView q, Head
   }
 }
 
+// Element i of a row-major [batch, tokens, heads, head_dim] index space, as coordinates.
+struct HeadIndex {
+  std::int64_t b, t, h, d;
+};
+__device__ HeadIndex head_index(std::int64_t i, std::int64_t tokens, std::int64_t heads,
+                                std::int64_t head_dim) {
+  return HeadIndex{i / (head_dim * heads * tokens), (i / (head_dim * heads)) % tokens,
+                   (i / head_dim) % heads, i % head_dim};
+}
+
 template <class M>
 __global__ void backward_store_kernel(DeviceRows rows, const M* dk_acc, const M* dv_acc,
                                       HeadsView dk, HeadsView dv) {
   const std::int64_t n = dk.batch * rows.total * dk.heads * dk.head_dim;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t d = i % dk.head_dim;
-    const std::int64_t h = (i / dk.head_dim) % dk.heads;
-    const std::int64_t j = (i / (dk.head_dim * dk.heads)) % rows.total;
-    const std::int64_t b = i / (dk.head_dim * dk.heads * rows.total);
-    const std::int64_t row = row_at(rows, j).row;
-    store<M>(dk.data, dk.type, at(dk, b, row, h) + d, dk_acc[i]);
-    store<M>(dv.data, dv.type, at(dv, b, row, h) + d, dv_acc[i]);
+    const HeadIndex e = head_index(i, rows.total, dk.heads, dk.head_dim);
+    const std::int64_t row = row_at(rows, e.t).row;
+    store<M>(dk.data, dk.type, at(dk, e.b, row, e.h) + e.d, dk_acc[i]);
+    store<M>(dv.data, dv.type, at(dv, e.b, row, e.h) + e.d, dv_acc[i]);
   }
 }
 
@@ -193,11 +200,8 @@ __global__ void zero_kernel(HeadsView x) {
   const std::int64_t n = x.batch * x.tokens * x.heads * x.head_dim;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t d = i % x.head_dim;
-    const std::int64_t h = (i / x.head_dim) % x.heads;
-    const std::int64_t t = (i / (x.head_dim * x.heads)) % x.tokens;
-    const std::int64_t b = i / (x.head_dim * x.heads * x.tokens);
-    store<float>(x.data, x.type, at(x, b, t, h) + d, 0.0F);
+    const HeadIndex e = head_index(i, x.tokens, x.heads, x.head_dim);
+    store<float>(x.data, x.type, at(x, e.b, e.t, e.h) + e.d, 0.0F);
   }
 }
 
