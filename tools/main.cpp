@@ -40,6 +40,8 @@ constexpr SubCommand kCommands[] = {
      meshsim::run_calibrate_command},
     {"report", "render sweep results (sweep --out FILE.json) as one HTML page",
      meshsim::run_report_command},
+    {"compare", "simulate published training runs and compare with what they measured",
+     meshsim::run_compare_command},
 };
 
 void print_usage(std::ostream& out) {

@@ -1,0 +1,133 @@
+#include <doctest/doctest.h>
+
+#include <variant>
+
+#include "sim/error.hpp"
+#include "tools/published_runs.hpp"
+
+using namespace meshsim;
+using json = nlohmann::json;
+
+namespace {
+
+// A Korthikanti Table 5 row as the file prints it (22B, tp 8, full recompute).
+json table5_row() {
+  return json::parse(R"({
+    "id": "t5-001", "table": "korthikanti2022_table5_iteration_time",
+    "source": {"id": "korthikanti2022", "ref": "Table 5"},
+    "model": {"name": "Megatron 22B", "layers": 48, "hidden": 6144, "heads": 64, "kv_heads": 64,
+              "ffn": 24576, "vocab": 51200, "seq": 2048},
+    "cluster": {"gpu": "A100-SXM4-80GB", "gpus": 8, "nodes": 1, "gpus_per_node": 8},
+    "parallel": {"tp": 8, "pp": 1, "dp": 1, "cp": 1, "vp": null, "micro_batch": 4,
+                 "global_batch": 4, "sp": false, "recompute": "full", "num_microbatches": 1,
+                 "pipeline_schedule": "none"},
+    "precision": "fp16 mixed",
+    "measured": {"metric": "iteration_time", "value": 1.42, "unit": "s"}})");
+}
+
+PublishedRun read_one(const json& row) {
+  return read_published_runs(json{{"rows", json::array({row})}}, "runs.json").rows.at(0);
+}
+
+RunPlan planned(const json& row) {
+  const auto p = plan_run(read_one(row));
+  REQUIRE(std::holds_alternative<RunPlan>(p));
+  return std::get<RunPlan>(p);
+}
+
+std::string skipped(const json& row) {
+  const auto p = plan_run(read_one(row));
+  REQUIRE(std::holds_alternative<SkippedRun>(p));
+  return std::get<SkippedRun>(p).reason;
+}
+
+}  // namespace
+
+TEST_CASE("published runs: GPU names map to profiles, memory size from the name") {
+  const auto a100 = std::get<HardwareProfile>(hardware_for_gpu("A100-SXM4-80GB"));
+  CHECK(a100.name == "a100-sxm");
+  CHECK(a100.memory_bytes == 80e9);
+  CHECK(std::get<HardwareProfile>(hardware_for_gpu("A100-SXM4-40GB")).memory_bytes == 40e9);
+  CHECK(std::get<HardwareProfile>(hardware_for_gpu("A100 (Selene)")).name == "a100-sxm");
+  const auto h100 = std::get<HardwareProfile>(hardware_for_gpu("H100 (96GB HBM2e, 500W)"));
+  CHECK(h100.name == "h100-sxm");
+  CHECK(h100.memory_bytes == 96e9);
+  CHECK(std::holds_alternative<SkippedRun>(hardware_for_gpu("H800")));
+}
+
+TEST_CASE("published runs: a printed row becomes the plan it describes") {
+  const RunPlan p = planned(table5_row());
+  CHECK(p.model.layers == 48);
+  CHECK(p.model.hidden == 6144);
+  CHECK(p.model.norm == NormKind::layernorm);  // GPT-style: not a Llama name
+  CHECK_FALSE(p.model.gated_mlp);
+  CHECK(p.plan.tp == 8);
+  CHECK(p.plan.dp == 1);
+  CHECK(p.plan.global_batch == 4);
+  CHECK(p.plan.recompute == Recompute::full);
+  CHECK_FALSE(p.plan.sequence_parallel);
+  CHECK(p.plan.dtype == DType::fp16);
+  CHECK(p.plan.schedule == PipelineSchedule::one_f_one_b);
+  CHECK(p.conventions.empty());  // nothing null in this row
+}
+
+TEST_CASE("published runs: null fields take the documented conventions") {
+  json row = table5_row();
+  row["model"]["kv_heads"] = nullptr;
+  row["model"]["ffn"] = nullptr;
+  row["model"]["vocab"] = nullptr;
+  row["parallel"]["dp"] = nullptr;
+  row["parallel"]["global_batch"] = nullptr;
+  row["parallel"]["num_microbatches"] = 4;  // interleaving wants m divisible by pp
+  row["parallel"]["pipeline_schedule"] = "interleaved-1F1B";
+  row["parallel"]["pp"] = 2;
+  row["parallel"]["tp"] = 4;
+  row["parallel"]["vp"] = nullptr;
+  const RunPlan p = planned(row);
+  CHECK(p.model.kv_heads == 64);
+  CHECK(p.model.ffn_hidden == 4 * 6144);
+  CHECK(p.model.vocab == 51200);
+  CHECK(p.plan.dp == 1);                // 8 GPUs / (4 x 2)
+  CHECK(p.plan.global_batch == 4 * 4);  // num_microbatches x dp x micro_batch
+  CHECK(p.plan.vp == 2);
+  CHECK(p.conventions.size() == 5);
+}
+
+TEST_CASE("published runs: rows meshsim cannot express are skipped with the reason") {
+  json no_heads = table5_row();
+  no_heads["model"]["heads"] = nullptr;
+  CHECK(skipped(no_heads).find("attention heads") != std::string::npos);
+  json no_split = table5_row();
+  no_split["parallel"]["tp"] = nullptr;
+  CHECK(skipped(no_split).find("tp and pp") != std::string::npos);
+  json zb2p = table5_row();
+  zb2p["parallel"]["pipeline_schedule"] = "ZB-2p";
+  CHECK(skipped(zb2p).find("ZB-2p") != std::string::npos);
+  json h800 = table5_row();
+  h800["cluster"]["gpu"] = "H800";
+  CHECK(skipped(h800).find("H800") != std::string::npos);
+}
+
+TEST_CASE("published runs: the plan never depends on the measured value") {
+  json other = table5_row();
+  other["measured"]["value"] = 99.0;
+  other["measured"]["metric"] = "MFU";
+  const RunPlan a = planned(table5_row()), b = planned(other);
+  CHECK(a.model == b.model);
+  CHECK(a.plan == b.plan);
+  CHECK(a.hardware == b.hardware);
+}
+
+TEST_CASE("published runs: a malformed file names the row and field") {
+  CHECK_THROWS_WITH_AS(read_published_runs(json::object(), "r.json"),
+                       "r.json: field 'rows': expected an array of runs", InputError);
+  json row = table5_row();
+  row["measured"]["value"] = "fast";
+  CHECK_THROWS_WITH_AS(read_one(row),
+                       "runs.json: row t5-001: field 'measured.value': expected a number",
+                       InputError);
+  row = table5_row();
+  row.erase("table");
+  CHECK_THROWS_WITH_AS(read_one(row), "runs.json: row t5-001: field 'table' is missing",
+                       InputError);
+}

@@ -1,0 +1,51 @@
+// meshsim compare RUNS.json: published training runs simulated and set against what was measured
+// (tools/compare_runs; the file's schema in data/published/README.md).
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "sim/error.hpp"
+#include "sim/json_fields.hpp"
+#include "tools/cli_args.hpp"
+#include "tools/commands.hpp"
+#include "tools/compare_runs.hpp"
+
+namespace meshsim {
+
+int run_compare_command(std::span<const std::string> argv, const CommandContext& ctx) {
+  // The runs file comes first, as `meshsim compare RUNS.json [flags]`.
+  const bool has_file = !argv.empty() && !argv[0].starts_with("-");
+  const std::vector<OptionSpec> specs = {
+      {"--table", "NAME", "only the rows of this table (e.g. zero_bubble_table4, memory_rows)"},
+      {"--json", "", "print one JSON object: {rows: [...], tables: {...}}"},
+  };
+  const Args args("compare", specs, has_file ? argv.subspan(1) : argv);
+  if (args.help_requested()) {
+    ctx.out << args.help_text(
+        "Simulate every published training run of RUNS.json as `meshsim step` would, in the "
+        "run's own metric (iteration time, MFU, TFLOP/s or samples/s per GPU with the source's "
+        "FLOP formula), and compare with what was measured: per row the error, per table the "
+        "mean absolute percentage error, the worst row and the pairs kept in order. Rows meshsim "
+        "cannot express are listed as skipped with the reason.",
+        "meshsim compare data/published/published_runs.json --table zero_bubble_table4");
+    return 0;
+  }
+  if (!has_file) {
+    throw InputError("compare: expected the runs file first: meshsim compare RUNS.json [flags]");
+  }
+  const std::string& path = argv[0];
+  const PublishedRuns runs = read_published_runs(parse_json_text(read_text_file(path), path), path);
+  const std::string table = args.get("--table", "");
+  const Comparison c = compare_published(runs, table);
+  if (c.rows.empty()) {
+    throw InputError(fmt::format("--table {}: no rows of that table in {}", table, path));
+  }
+  if (args.has("--json")) {
+    ctx.out << comparison_json(c).dump(2) << "\n";
+  } else {
+    ctx.out << comparison_text(c);
+  }
+  return 0;
+}
+
+}  // namespace meshsim

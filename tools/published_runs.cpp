@@ -1,0 +1,283 @@
+#include "tools/published_runs.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "sim/error.hpp"
+
+namespace meshsim {
+namespace {
+
+using json = nlohmann::json;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// A required string or number of a row; InputError naming the row and field.
+const json& required(const json& row, const char* field, std::string_view where) {
+  if (!row.is_object() || !row.contains(field)) {
+    throw InputError(fmt::format("{}: field '{}' is missing", where, field));
+  }
+  return row.at(field);
+}
+
+std::string required_string(const json& row, const char* field, std::string_view where) {
+  const json& v = required(row, field, where);
+  if (!v.is_string())
+    throw InputError(fmt::format("{}: field '{}': expected a string", where, field));
+  return v.get<std::string>();
+}
+
+// An optional positive integer (nullopt when absent or null).
+std::optional<std::int64_t> count(const json& obj, const char* field) {
+  if (!obj.is_object() || !obj.contains(field) || obj.at(field).is_null()) return std::nullopt;
+  const json& v = obj.at(field);
+  if (!v.is_number_integer() || v.get<std::int64_t>() < 0) {
+    throw InputError(
+        fmt::format("field '{}': expected a non-negative integer, got {}", field, v.dump()));
+  }
+  return v.get<std::int64_t>();
+}
+
+std::optional<std::string> text(const json& obj, const char* field) {
+  if (!obj.is_object() || !obj.contains(field) || obj.at(field).is_null()) return std::nullopt;
+  if (!obj.at(field).is_string()) {
+    throw InputError(fmt::format("field '{}': expected a string", field));
+  }
+  return obj.at(field).get<std::string>();
+}
+
+PublishedRun read_run(const json& row, std::size_t index, std::string_view origin) {
+  const std::string where = fmt::format("{}: rows[{}]", origin, index);
+  PublishedRun r;
+  r.id = required_string(row, "id", where);
+  const std::string at = fmt::format("{}: row {}", origin, r.id);
+  r.table = required_string(row, "table", at);
+  r.source = required_string(required(row, "source", at), "id", at + " source");
+  r.model = required(row, "model", at);
+  r.cluster = required(row, "cluster", at);
+  r.parallel = required(row, "parallel", at);
+  for (const auto* part : {"model", "cluster", "parallel"}) {
+    if (!row.at(part).is_object()) {
+      throw InputError(fmt::format("{}: field '{}': expected an object", at, part));
+    }
+  }
+  r.precision = row.contains("precision") && row.at("precision").is_string()
+                    ? row.at("precision").get<std::string>()
+                    : "";
+  const json& m = required(row, "measured", at);
+  r.measured.metric = required_string(m, "metric", at + " measured");
+  r.measured.unit =
+      m.contains("unit") && m.at("unit").is_string() ? m.at("unit").get<std::string>() : "";
+  const json& value = required(m, "value", at + " measured");
+  if (!value.is_number()) {
+    throw InputError(fmt::format("{}: field 'measured.value': expected a number", at));
+  }
+  r.measured.value = value.get<double>();
+  return r;
+}
+
+PublishedMemoryRow read_memory_row(const json& row, std::size_t index, std::string_view origin) {
+  const std::string where = fmt::format("{}: memory_rows[{}]", origin, index);
+  PublishedMemoryRow r;
+  r.id = fmt::format("memory-{:03}", index + 1);
+  r.model = required_string(row, "model", where);
+  r.sp = row.contains("sp") && row.at("sp").is_boolean() && row.at("sp").get<bool>();
+  r.recompute = text(row, "recompute").value_or("none");
+  const json& m = required(row, "measured", where);
+  auto number = [&](const char* field) -> std::optional<double> {
+    if (!m.contains(field)) return std::nullopt;
+    if (!m.at(field).is_number()) {
+      throw InputError(fmt::format("{}: field 'measured.{}': expected a number", where, field));
+    }
+    return m.at(field).get<double>();
+  };
+  r.params_plus_optimizer_gib = number("params_plus_optimizer_GiB");
+  r.activations_gib = number("activations_GiB");
+  r.activation_pct_of_tp_baseline = number("activation_memory_pct_of_tp_baseline");
+  return r;
+}
+
+bool is_llama(const json& model) {
+  return lower(text(model, "name").value_or("")).find("llama") != std::string::npos;
+}
+
+// The model by the rules of the header, or why not.
+std::variant<TransformerModel, SkippedRun> model_of(const json& m,
+                                                    std::vector<std::string>& notes) {
+  TransformerModel model;
+  model.name = text(m, "name").value_or("published model");
+  const auto layers = count(m, "layers"), hidden = count(m, "hidden"), heads = count(m, "heads");
+  const auto seq = count(m, "seq");
+  if (!layers || !hidden || !seq)
+    return SkippedRun{"the source does not give layers, hidden or seq"};
+  if (!heads) return SkippedRun{"the source does not give the number of attention heads"};
+  model.layers = static_cast<int>(*layers);
+  model.hidden = *hidden;
+  model.heads = *heads;
+  model.seq_len = *seq;
+  model.kv_heads = count(m, "kv_heads").value_or(0);
+  if (model.kv_heads == 0) {
+    model.kv_heads = model.heads;
+    notes.emplace_back("kv_heads = heads (multi-head attention)");
+  }
+  model.ffn_hidden = count(m, "ffn").value_or(0);
+  if (model.ffn_hidden == 0) {
+    model.ffn_hidden = 4 * model.hidden;
+    notes.emplace_back("ffn = 4 x hidden");
+  }
+  model.vocab = count(m, "vocab").value_or(0);
+  if (model.vocab == 0) {
+    model.vocab = 51200;
+    notes.emplace_back("vocab = 51,200");
+  }
+  const bool llama = is_llama(m);
+  model.gated_mlp = llama;
+  model.tied_embeddings = !llama;
+  model.norm = llama ? NormKind::rmsnorm : NormKind::layernorm;
+  model.linear_bias = !llama;
+  model.position = llama ? PositionEmbedding::rope : PositionEmbedding::learned;
+  model.dropout = !llama;
+  try {
+    check_model(model, model.name);
+  } catch (const InputError& e) {
+    return SkippedRun{e.what()};
+  }
+  return model;
+}
+
+std::optional<PipelineSchedule> schedule_of(const std::optional<std::string>& words, int pp,
+                                            std::vector<std::string>& notes) {
+  const std::string w = lower(words.value_or("none"));
+  if (w == "none" || w == "1f1b" || (w.empty() && pp == 1)) return PipelineSchedule::one_f_one_b;
+  if (w == "interleaved-1f1b" || w == "1f1b-i" || w == "interleaved") {
+    return PipelineSchedule::interleaved;
+  }
+  if (w == "zb-1p") {
+    notes.emplace_back("ZB-1p as zb-h1 (the handcrafted schedule of 1F1B's memory)");
+    return PipelineSchedule::zb_h1;
+  }
+  return std::nullopt;
+}
+
+DType dtype_of(const std::string& precision) {
+  const std::string p = lower(precision);
+  if (p.find("bf16") != std::string::npos && p.find("fp16") == std::string::npos) {
+    return DType::bf16;
+  }
+  if (p.find("fp16") != std::string::npos) return DType::fp16;
+  return DType::bf16;
+}
+
+// The parallel settings by the rules of the header, or why not.
+std::optional<SkippedRun> fill_plan(const json& par, const json& cluster, StepPlan& p,
+                                    std::vector<std::string>& notes) {
+  const auto tp = count(par, "tp"), pp = count(par, "pp");
+  if (!tp || !pp) return SkippedRun{"the source gives only the model-parallel size, not tp and pp"};
+  p.tp = static_cast<int>(*tp);
+  p.pp = static_cast<int>(*pp);
+  p.cp = static_cast<int>(count(par, "cp").value_or(1));
+  const auto gpus = count(cluster, "gpus");
+  const auto dp = count(par, "dp");
+  if (!dp && !gpus) return SkippedRun{"neither dp nor the number of GPUs is given"};
+  p.dp = static_cast<int>(dp ? *dp : *gpus / (std::int64_t{p.tp} * p.pp * p.cp));
+  if (!dp) notes.emplace_back("dp = GPUs / (tp x pp x cp)");
+  const auto mbs = count(par, "micro_batch");
+  if (!mbs) return SkippedRun{"the source does not give the micro-batch size"};
+  p.microbatch_size = *mbs;
+  const auto gbs = count(par, "global_batch"), m = count(par, "num_microbatches");
+  if (!gbs && !m) return SkippedRun{"neither the global batch nor the microbatch count is given"};
+  p.global_batch = gbs ? *gbs : *m * p.dp * p.microbatch_size;
+  const auto schedule = schedule_of(text(par, "pipeline_schedule"), p.pp, notes);
+  if (!schedule) {
+    return SkippedRun{fmt::format("pipeline schedule '{}' is not one meshsim builds",
+                                  text(par, "pipeline_schedule").value_or(""))};
+  }
+  p.schedule = *schedule;
+  p.vp = static_cast<int>(
+      count(par, "vp").value_or(p.schedule == PipelineSchedule::interleaved ? 2 : 1));
+  if (!count(par, "vp") && p.schedule == PipelineSchedule::interleaved)
+    notes.emplace_back("vp = 2");
+  if (p.schedule != PipelineSchedule::interleaved) p.vp = 1;
+  p.sequence_parallel = par.contains("sp") && par.at("sp").is_boolean() && par.at("sp").get<bool>();
+  const auto recompute = parse_recompute(lower(text(par, "recompute").value_or("none")));
+  if (!recompute) {
+    return SkippedRun{fmt::format("recompute '{}' is not none, selective or full",
+                                  text(par, "recompute").value_or(""))};
+  }
+  p.recompute = *recompute;
+  p.distributed_optimizer = par.contains("distributed_optimizer") &&
+                            par.at("distributed_optimizer").is_boolean() &&
+                            par.at("distributed_optimizer").get<bool>();
+  return std::nullopt;
+}
+
+}  // namespace
+
+PublishedRuns read_published_runs(const json& doc, std::string_view origin) {
+  if (!doc.is_object() || !doc.contains("rows") || !doc.at("rows").is_array()) {
+    throw InputError(fmt::format("{}: field 'rows': expected an array of runs", origin));
+  }
+  PublishedRuns runs;
+  const json& rows = doc.at("rows");
+  for (std::size_t i = 0; i < rows.size(); ++i) runs.rows.push_back(read_run(rows[i], i, origin));
+  if (doc.contains("memory_rows")) {
+    const json& mem = doc.at("memory_rows");
+    if (!mem.is_array()) {
+      throw InputError(fmt::format("{}: field 'memory_rows': expected an array", origin));
+    }
+    for (std::size_t i = 0; i < mem.size(); ++i) {
+      runs.memory_rows.push_back(read_memory_row(mem[i], i, origin));
+    }
+  }
+  return runs;
+}
+
+std::variant<HardwareProfile, SkippedRun> hardware_for_gpu(std::string_view gpu) {
+  const std::string g = lower(gpu);
+  const char* name = g.find("a100") != std::string::npos   ? "a100-sxm"
+                     : g.find("h100") != std::string::npos ? "h100-sxm"
+                     : g.find("h200") != std::string::npos ? "h200-sxm"
+                                                           : nullptr;
+  if (name == nullptr) {
+    return SkippedRun{fmt::format("no hardware profile for GPU '{}' yet", gpu)};
+  }
+  HardwareProfile hw = *builtin_hardware(name);
+  static const std::regex memory(R"((\d+)\s*gb)");
+  std::smatch match;
+  if (std::regex_search(g, match, memory)) hw.memory_bytes = std::stod(match[1].str()) * 1e9;
+  return hw;
+}
+
+std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
+  RunPlan out;
+  auto model = model_of(run.model, out.conventions);
+  if (auto* skipped = std::get_if<SkippedRun>(&model)) return *skipped;
+  out.model = std::get<TransformerModel>(model);
+  auto hardware = hardware_for_gpu(text(run.cluster, "gpu").value_or(""));
+  if (auto* skipped = std::get_if<SkippedRun>(&hardware)) return *skipped;
+  out.hardware = std::get<HardwareProfile>(hardware);
+  if (const auto gpn = count(run.cluster, "gpus_per_node")) {
+    out.hardware.gpus_per_node = static_cast<int>(*gpn);
+  }
+  if (auto skipped = fill_plan(run.parallel, run.cluster, out.plan, out.conventions)) {
+    return *skipped;
+  }
+  out.plan.seq = out.model.seq_len;
+  out.plan.dtype = dtype_of(run.precision);
+  try {
+    check_step_plan(out.model, out.plan);
+  } catch (const InputError& e) {
+    return SkippedRun{e.what()};
+  }
+  return out;
+}
+
+}  // namespace meshsim

@@ -1,0 +1,88 @@
+#pragma once
+// Published training measurements (data/published/published_runs.json; schema in
+// data/published/README.md) as meshsim plans. Each row's model, cluster and parallel settings map
+// to a TransformerModel, a StepPlan and a hardware profile by the documented rules below, or the
+// row is skipped with the reason; conventions filled for fields the source leaves null are listed
+// with the plan. Planning never reads a row's measured values (they are kept apart, in `measured`).
+//
+// Rules:
+//   GPU      "A100..." -> a100-sxm, "H100..." -> h100-sxm, "H200..." -> h200-sxm; a memory size
+//            printed in the name ("40GB", "96GB HBM2e") replaces the profile's; other GPUs (H800,
+//            ...) are skipped until a profile exists.
+//   model    heads null: skipped; kv_heads null: heads (multi-head attention); ffn null: 4 x
+//   hidden;
+//            vocab null: 51,200 (GPT-like); seq from the model. Llama-named models: RMSNorm,
+//            SwiGLU, RoPE, untied embeddings; every other model GPT-style: LayerNorm, GELU MLP,
+//            biases, learned positions, tied embeddings, dropout.
+//   parallel tp or pp null: skipped (the source gives only their product); dp null: the GPUs left;
+//            cp, vp null: 1 (vp 2 for an interleaved schedule); micro_batch null: skipped;
+//            global_batch null: num_microbatches x dp x micro_batch; sp null: off; recompute
+//            none | selective | full (anything else skipped); distributed_optimizer null: off.
+//   schedule none / 1F1B -> 1f1b; interleaved-1F1B / 1F1B-I -> interleaved; ZB-1p -> zb-h1 (the
+//            handcrafted zero-bubble schedule of 1F1B's memory, Qi et al. 2023 Sec. 3); ZB-2p and
+//            others skipped.
+//   dtype    "bf16" in the precision -> bf16, else "fp16" -> fp16, else bf16.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "schedules/model_catalog.hpp"
+#include "schedules/step_plan.hpp"
+#include "sim/hardware_profile.hpp"
+
+namespace meshsim {
+
+struct PublishedMeasurement {
+  std::string metric;  // iteration_time, MFU, samples_per_gpu_per_sec, ...
+  double value = 0;
+  std::string unit;
+};
+
+struct PublishedRun {
+  std::string id;
+  std::string table;
+  std::string source;                       // sources[source] names the paper or repository
+  nlohmann::json model, cluster, parallel;  // as printed (null where the source is silent)
+  std::string precision;
+  PublishedMeasurement measured;
+};
+
+// A per-GPU memory figure of a configuration named by its model (the plans are the rows of
+// `plans_table` with that model name).
+struct PublishedMemoryRow {
+  std::string id;  // memory-001, ... in file order
+  std::string model;
+  bool sp = false;
+  std::string recompute;
+  std::optional<double> params_plus_optimizer_gib, activations_gib, activation_pct_of_tp_baseline;
+};
+
+struct PublishedRuns {
+  std::vector<PublishedRun> rows;
+  std::vector<PublishedMemoryRow> memory_rows;
+};
+
+// The rows of a published-runs document; InputError naming the row and field otherwise.
+PublishedRuns read_published_runs(const nlohmann::json& doc, std::string_view origin);
+
+struct RunPlan {
+  TransformerModel model;
+  StepPlan plan;
+  HardwareProfile hardware;
+  std::vector<std::string> conventions;  // what was filled for null fields, in rule order
+};
+struct SkippedRun {
+  std::string reason;
+};
+
+// The plan of a run by the rules above, or why it cannot be expressed.
+std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run);
+
+// The hardware profile a GPU name maps to, or why it does not.
+std::variant<HardwareProfile, SkippedRun> hardware_for_gpu(std::string_view gpu);
+
+}  // namespace meshsim
