@@ -70,15 +70,25 @@ KernelCall vector_call(KernelKind kind, DType dtype, std::int64_t elements,
   return KernelCall{kind, dtype, VectorShape{elements}, {}, {}, fn};
 }
 
-CalibrationProgram compute_program(const CalibrationOptions& o) {
-  ProgramBuilder b(mesh_of(o), false, "calibration: compute kernels");
-  const StreamId s = b.stream("compute");
-  CalibrationProgram cp{BenchCategory::compute, {}, {}};
-  PointWriter w(b, cp.points, o.runs);
-  const auto ranks = all_ranks(o.world_size);
-  auto add = [&](std::string name, KernelCall call) {
-    w.add(BenchPoint{std::move(name), BenchCategory::compute, std::move(call), 1, {}}, ranks, s);
-  };
+// Adds compute points: one kernel on every rank's stream "compute", runs + 1 times.
+class ComputePoints {
+ public:
+  ComputePoints(PointWriter& writer, std::vector<int> ranks, StreamId stream)
+      : writer_(writer), ranks_(std::move(ranks)), stream_(stream) {}
+
+  void add(std::string name, KernelCall call) {
+    writer_.add(BenchPoint{std::move(name), BenchCategory::compute, std::move(call), 1, {}}, ranks_,
+                stream_);
+  }
+
+ private:
+  PointWriter& writer_;
+  std::vector<int> ranks_;
+  StreamId stream_;
+};
+
+// The GEMM variants (nn and nt only when quick) over every m x n x k of the grid.
+void add_gemm_grid(ComputePoints& points, const CalibrationOptions& o) {
   const std::string dt(to_string(o.dtype));
   const std::vector<std::int64_t> dims =
       o.quick ? std::vector<std::int64_t>{64, 512} : std::vector<std::int64_t>{64, 256, 1024};
@@ -92,13 +102,17 @@ CalibrationProgram compute_program(const CalibrationOptions& o) {
           g.trans_a = v.trans_a;
           g.trans_b = v.trans_b;
           g.accumulate = v.accumulate;
-          add(fmt::format("gemm {} {} m{} n{} k{}", v.name, dt, m, n, k), c);
+          points.add(fmt::format("gemm {} {} m{} n{} k{}", v.name, dt, m, n, k), c);
         }
       }
     }
   }
-  // Fused activations (forward GEMM with the activation epilogue; the whole linear backward with
-  // its derivative) over the larger shapes.
+}
+
+// Fused activations (forward GEMM with the activation epilogue; the whole linear backward with
+// its derivative) over the larger shapes.
+void add_fused_activations(ComputePoints& points, const CalibrationOptions& o) {
+  const std::string dt(to_string(o.dtype));
   const std::vector<std::int64_t> big =
       o.quick ? std::vector<std::int64_t>{512} : std::vector<std::int64_t>{256, 1024};
   for (ElementwiseFn fn : {ElementwiseFn::none, ElementwiseFn::gelu, ElementwiseFn::relu}) {
@@ -108,34 +122,49 @@ CalibrationProgram compute_program(const CalibrationOptions& o) {
           KernelCall bwd = gemm_call(o.dtype, m, n, k);
           bwd.kind = KernelKind::linear_bwd;
           bwd.fn = fn;
-          add(fmt::format("linear_bwd {} {} m{} n{} k{}", to_string(fn), dt, m, n, k), bwd);
+          points.add(fmt::format("linear_bwd {} {} m{} n{} k{}", to_string(fn), dt, m, n, k), bwd);
           if (fn == ElementwiseFn::none) continue;
           KernelCall fwd = gemm_call(o.dtype, m, n, k);
           fwd.fn = fn;
-          add(fmt::format("gemm {} {} m{} n{} k{}", to_string(fn), dt, m, n, k), fwd);
+          points.add(fmt::format("gemm {} {} m{} n{} k{}", to_string(fn), dt, m, n, k), fwd);
         }
       }
     }
   }
+}
+
+// One 512^3 GEMM in each dtype other than the grid's, for its peak.
+void add_dtype_peaks(ComputePoints& points, const CalibrationOptions& o) {
   for (DType d : {DType::bf16, DType::fp16, DType::fp32, DType::fp64}) {
     if (d == o.dtype) continue;
-    add(fmt::format("gemm {} m512 n512 k512", to_string(d)), gemm_call(d, 512, 512, 512));
+    points.add(fmt::format("gemm {} m512 n512 k512", to_string(d)), gemm_call(d, 512, 512, 512));
   }
+}
+
+// Attention blocks forward and backward (no mask and causal), then the fp32 log-sum-exp merge,
+// over the block sizes.
+void add_attention_blocks(ComputePoints& points, const CalibrationOptions& o) {
+  const std::string dt(to_string(o.dtype));
   const std::vector<std::int64_t> blocks =
       o.quick ? std::vector<std::int64_t>{128, 512}
               : std::vector<std::int64_t>{64, 128, 256, 512, 1024, 2048};
   for (KernelKind kind : {KernelKind::attention_fwd, KernelKind::attention_bwd}) {
     for (MaskMode mask : {MaskMode::none, MaskMode::causal}) {
       for (auto t : blocks) {
-        add(fmt::format("{} {} {} t{}", to_string(kind), dt, to_string(mask), t),
-            attention_call(kind, o.dtype, t, mask));
+        points.add(fmt::format("{} {} {} t{}", to_string(kind), dt, to_string(mask), t),
+                   attention_call(kind, o.dtype, t, mask));
       }
     }
   }
   for (auto t : blocks) {
-    add(fmt::format("lse_merge t{}", t),
-        attention_call(KernelKind::lse_merge, DType::fp32, t, MaskMode::none));
+    points.add(fmt::format("lse_merge t{}", t),
+               attention_call(KernelKind::lse_merge, DType::fp32, t, MaskMode::none));
   }
+}
+
+// The memory-bound kernels (copy, accumulate, GELU, loss, optimizer update) over the sizes.
+void add_vector_kernels(ComputePoints& points, const CalibrationOptions& o) {
+  const std::string dt(to_string(o.dtype));
   const std::vector<std::int64_t> sizes =
       o.quick ? std::vector<std::int64_t>{1 << 12, 1 << 18}
               : std::vector<std::int64_t>{1 << 10, 1 << 13, 1 << 16, 1 << 19, 1 << 22};
@@ -150,10 +179,23 @@ CalibrationProgram compute_program(const CalibrationOptions& o) {
                                VectorKernel{KernelKind::optimizer_update, ElementwiseFn::none}}) {
     for (auto n : sizes) {
       const std::string fn = v.fn == ElementwiseFn::none ? "" : fmt::format(" {}", to_string(v.fn));
-      add(fmt::format("{}{} {} n{}", to_string(v.kind), fn, dt, n),
-          vector_call(v.kind, o.dtype, n, v.fn));
+      points.add(fmt::format("{}{} {} n{}", to_string(v.kind), fn, dt, n),
+                 vector_call(v.kind, o.dtype, n, v.fn));
     }
   }
+}
+
+CalibrationProgram compute_program(const CalibrationOptions& o) {
+  ProgramBuilder b(mesh_of(o), false, "calibration: compute kernels");
+  const StreamId s = b.stream("compute");
+  CalibrationProgram cp{BenchCategory::compute, {}, {}};
+  PointWriter w(b, cp.points, o.runs);
+  ComputePoints points(w, all_ranks(o.world_size), s);
+  add_gemm_grid(points, o);
+  add_fused_activations(points, o);
+  add_dtype_peaks(points, o);
+  add_attention_blocks(points, o);
+  add_vector_kernels(points, o);
   cp.program = std::move(b).finish();
   return cp;
 }

@@ -39,83 +39,117 @@ std::vector<OptionSpec> suite_options() {
   };
 }
 
-}  // namespace
-
-int run_validate_suite_command(std::span<const std::string> argv, const CommandContext& ctx) {
-  const LaunchEnv env = detect_launch_env();
-  std::optional<Args> parsed;
+// What the command line asks of the suite.
+struct SuiteRequest {
   HardwareProfile hw;
   int runs = 5;
-  std::string only;
+  std::string only;  // empty: every configuration
   std::chrono::milliseconds timeout{300000};
-  try {
-    parsed.emplace("validate suite", suite_options(), argv);
-    if (parsed->help_requested()) {
-      if (env.rank == 0) {
-        ctx.out << parsed->help_text(
-            "Run the fixed validation configurations (ring attention ring/zigzag/all-gather, TP "
-            "column/row, pipeline 1f1b/interleaved, a small training step) for real on every "
-            "rank, simulate each with --hardware, and print predicted vs measured makespans and "
-            "the mean absolute percentage error.",
-            "mpirun -np 2 meshsim validate suite --hardware cpu.json");
-      }
-      return 0;
-    }
-    hw = load_hardware(parsed->get("--hardware", "h100-sxm"));
-    runs = static_cast<int>(parsed->get_int("--runs", 5, 5, 1000));
-    only = parsed->get("--only", "");
-    timeout = parse_timeout(*parsed);
-    if (!env.under_launcher || env.size < 2) {
-      throw InputError(fmt::format("validate suite runs on 2 or more ranks: {}",
-                                   mpirun_command(2, ctx.command_line)));
-    }
-  } catch (const InputError& e) {
-    if (env.rank == 0) ctx.err << "meshsim: error: " << e.what() << "\n";
-    return 2;
+  bool json = false;
+};
+
+void print_suite_help(const Args& args, const CommandContext& ctx) {
+  ctx.out << args.help_text(
+      "Run the fixed validation configurations (ring attention ring/zigzag/all-gather, TP "
+      "column/row, pipeline 1f1b/interleaved, a small training step) for real on every "
+      "rank, simulate each with --hardware, and print predicted vs measured makespans and "
+      "the mean absolute percentage error.",
+      "mpirun -np 2 meshsim validate suite --hardware cpu.json");
+}
+
+// Throws InputError for a bad flag, or when not started by a launcher on 2 or more ranks.
+SuiteRequest parse_suite_request(const Args& args, const LaunchEnv& env,
+                                 const CommandContext& ctx) {
+  SuiteRequest r;
+  r.hw = load_hardware(args.get("--hardware", "h100-sxm"));
+  r.runs = static_cast<int>(args.get_int("--runs", 5, 5, 1000));
+  r.only = args.get("--only", "");
+  r.timeout = parse_timeout(args);
+  if (!env.under_launcher || env.size < 2) {
+    throw InputError(fmt::format("validate suite runs on 2 or more ranks: {}",
+                                 mpirun_command(2, ctx.command_line)));
   }
-  MpiWorld world;
-  SuiteResult result;
-  result.hardware = hw.name;
-  result.ranks = world.size();
-  result.runs = runs;
-  // Ranks sit where they do: the simulated mesh uses the world's ranks per node.
-  HardwareProfile sim_hw = hw;
-  sim_hw.gpus_per_node = world.ranks_per_node();
+  r.json = args.has("--json");
+  return r;
+}
+
+// Every run on the CPU kernels (shape-checked); a failure is printed with this rank's number.
+ValidateOptions suite_validate_options(std::chrono::milliseconds timeout, const RunWorld& world,
+                                       const CommandContext& ctx) {
   ValidateOptions options;
   options.stall_timeout = timeout;
-  options.report_failure = [&](const std::string& what) {
+  options.report_failure = [&world, &ctx](const std::string& what) {
     ctx.err << fmt::format("meshsim: error: rank {}: {}\n", world.rank(), what);
     ctx.err.flush();
   };
   options.make_kernels = [](TensorStore& store) -> std::unique_ptr<KernelRunner> {
     return std::make_unique<ShapeKernelRunner>(std::make_unique<CpuKernelRunner>(store));
   };
+  return options;
+}
+
+// One configuration: a warm-up and `runs` timed runs on every rank; on rank 0 the row (median
+// measured, predicted on `sim_hw`), printed at once unless --json. Other ranks: no row.
+std::optional<SuiteRow> run_suite_config(const SuiteConfig& config, const SuiteRequest& req,
+                                         const HardwareProfile& sim_hw, RunWorld& world,
+                                         const ValidateOptions& options,
+                                         const CommandContext& ctx) {
+  const Program program = config.build();
+  const CommPlan plan = validate_program(program);
+  const TensorLayout layout = config.layout ? config.layout() : TensorLayout{};
+  SuiteRow row{config.name, config.command, 0, 0, {}};
+  for (int run = 0; run <= req.runs; ++run) {
+    const ValidateResult r = run_validation(program, plan, layout, world, options);
+    if (r.root && run > 0) row.measured_runs_s.push_back(ns_to_seconds(r.timeline.makespan));
+  }
+  if (world.rank() != 0) return std::nullopt;
+  row.measured_s = median_seconds(row.measured_runs_s);
+  const SimulationResult sim = run_simulation(program, sim_hw);
+  row.predicted_s = ns_to_seconds(sim.timeline.makespan);
+  if (!req.json) {
+    ctx.out << fmt::format("  {:<34} predicted {:10.3f} ms, measured {:10.3f} ms\n", row.name,
+                           row.predicted_s * 1e3, row.measured_s * 1e3);
+    ctx.out.flush();
+  }
+  return row;
+}
+
+}  // namespace
+
+int run_validate_suite_command(std::span<const std::string> argv, const CommandContext& ctx) {
+  const LaunchEnv env = detect_launch_env();
+  SuiteRequest req;
+  try {
+    const Args args("validate suite", suite_options(), argv);
+    if (args.help_requested()) {
+      if (env.rank == 0) print_suite_help(args, ctx);
+      return 0;
+    }
+    req = parse_suite_request(args, env, ctx);
+  } catch (const InputError& e) {
+    if (env.rank == 0) ctx.err << "meshsim: error: " << e.what() << "\n";
+    return 2;
+  }
+  MpiWorld world;
+  SuiteResult result;
+  result.hardware = req.hw.name;
+  result.ranks = world.size();
+  result.runs = req.runs;
+  // Ranks sit where they do: the simulated mesh uses the world's ranks per node.
+  HardwareProfile sim_hw = req.hw;
+  sim_hw.gpus_per_node = world.ranks_per_node();
+  const ValidateOptions options = suite_validate_options(req.timeout, world, ctx);
   const auto run_all = [&] {
     for (const auto& config : suite_configs(world.size(), world.ranks_per_node())) {
-      if (!only.empty() && config.name.find(only) == std::string::npos) continue;
-      const Program program = config.build();
-      const CommPlan plan = validate_program(program);
-      const TensorLayout layout = config.layout ? config.layout() : TensorLayout{};
-      SuiteRow row{config.name, config.command, 0, 0, {}};
-      for (int run = 0; run <= runs; ++run) {
-        const ValidateResult r = run_validation(program, plan, layout, world, options);
-        if (r.root && run > 0) row.measured_runs_s.push_back(ns_to_seconds(r.timeline.makespan));
+      if (!req.only.empty() && config.name.find(req.only) == std::string::npos) continue;
+      if (auto row = run_suite_config(config, req, sim_hw, world, options, ctx)) {
+        result.rows.push_back(std::move(*row));
       }
-      if (world.rank() != 0) continue;
-      row.measured_s = median_seconds(row.measured_runs_s);
-      const SimulationResult sim = run_simulation(program, sim_hw);
-      row.predicted_s = ns_to_seconds(sim.timeline.makespan);
-      if (!parsed->has("--json")) {
-        ctx.out << fmt::format("  {:<34} predicted {:10.3f} ms, measured {:10.3f} ms\n", row.name,
-                               row.predicted_s * 1e3, row.measured_s * 1e3);
-        ctx.out.flush();
-      }
-      result.rows.push_back(std::move(row));
     }
   };
   if (auto failed = run_collectively(ctx, run_all)) return *failed;
   if (world.rank() != 0) return 0;
-  if (parsed->has("--json")) {
+  if (req.json) {
     ctx.out << suite_json(result).dump(2) << "\n";
   } else {
     ctx.out << suite_text(result);

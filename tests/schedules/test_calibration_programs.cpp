@@ -39,6 +39,33 @@ TEST_CASE("calibration programs: quick compute grid and repetitions") {
   CHECK(cp.program.ops.size() == 44 * 12);
 }
 
+TEST_CASE("calibration programs: full compute grid, its families in order") {
+  CalibrationOptions o;
+  o.world_size = 2;
+  o.ranks_per_node = 2;
+  o.dtype = DType::fp32;
+  o.runs = 5;
+  const auto cp = calibration_programs(o).at(0);
+  REQUIRE(cp.category == BenchCategory::compute);
+  // 3 variants x 3^3 GEMM shapes + 2^3 fused shapes x (3 linear_bwd + 2 gemm) + 3 other dtypes'
+  // GEMMs + 2 attention kinds x 2 masks x 6 blocks + 6 merges + 5 vector kernels x 5 sizes
+  // = 81 + 40 + 3 + 24 + 6 + 25 = 179 points of (1 warm-up + 5 runs) x 2 ranks ops.
+  REQUIRE(cp.points.size() == 179);
+  CHECK(cp.program.ops.size() == 179 * 12);
+  CHECK(cp.program.ops.front().name == "gemm nn fp32 m64 n64 k64 #0");
+  CHECK(cp.program.ops.front().rank == 0);
+  CHECK(cp.program.ops.back().name == "optimizer_update fp32 n4194304 #5");
+  CHECK(cp.program.ops.back().rank == 1);
+  // The first point of each family.
+  CHECK(cp.points[0].name == "gemm nn fp32 m64 n64 k64");
+  CHECK(cp.points[81].name == "linear_bwd none fp32 m256 n256 k256");
+  CHECK(cp.points[121].name == "gemm bf16 m512 n512 k512");
+  CHECK(cp.points[124].name == "attention_fwd fp32 none t64");
+  CHECK(cp.points[148].name == "lse_merge t64");
+  CHECK(cp.points[154].name == "copy fp32 n1024");
+  CHECK(cp.points[178].name == "optimizer_update fp32 n4194304");
+}
+
 TEST_CASE("calibration programs: collectives for every group size dividing the world") {
   CalibrationOptions o;
   o.world_size = 4;

@@ -67,6 +67,58 @@ ncclDataType_t nccl_data_type(NcclType t) {
   return ncclUint8;
 }
 
+// The device side of one run: one allocation holding the rank's TensorStore, a start and an end
+// event per op (by local index) and the origin every event is timed from; released however the
+// run ends.
+struct RunDevice {
+  explicit RunDevice(int ops)
+      : start(static_cast<std::size_t>(ops)), end(static_cast<std::size_t>(ops)) {}
+  ~RunDevice() {
+    for (cudaEvent_t e : start) (void)cudaEventDestroy(e);
+    for (cudaEvent_t e : end) (void)cudaEventDestroy(e);
+    if (origin != nullptr) (void)cudaEventDestroy(origin);
+    if (base != nullptr) (void)cudaFree(base);
+  }
+  RunDevice(const RunDevice&) = delete;
+  RunDevice& operator=(const RunDevice&) = delete;
+
+  std::byte* base = nullptr;
+  std::vector<cudaEvent_t> start, end;
+  cudaEvent_t origin = nullptr;
+};
+
+// Allocates the run's device memory, uploads the TensorStore into it and creates the events; the
+// device is idle on return.
+void prepare_device(RunDevice& d, const DeviceMemoryPlan& memory) {
+  CUDA_CHECK(cudaMalloc(&d.base, static_cast<std::size_t>(std::max<std::int64_t>(
+                                     memory.total_bytes(), kDeviceAlignment))));
+  for (const DeviceRegion& r : memory.regions()) {
+    CUDA_CHECK(cudaMemcpy(d.base + r.offset, r.host, static_cast<std::size_t>(r.bytes),
+                          cudaMemcpyHostToDevice));
+  }
+  for (std::size_t i = 0; i < d.start.size(); ++i) {
+    CUDA_CHECK(cudaEventCreate(&d.start[i]));
+    CUDA_CHECK(cudaEventCreate(&d.end[i]));
+  }
+  CUDA_CHECK(cudaEventCreate(&d.origin));
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// Copies the run's results from the device back into the TensorStore.
+void download_store(const RunDevice& d, const DeviceMemoryPlan& memory) {
+  for (const DeviceRegion& r : memory.regions()) {
+    CUDA_CHECK(cudaMemcpy(r.host, d.base + r.offset, static_cast<std::size_t>(r.bytes),
+                          cudaMemcpyDeviceToHost));
+  }
+}
+
+// What rank_run_from_events() reads, per op in schedule order.
+struct RunEvents {
+  std::vector<OpId> op_ids;
+  std::vector<std::vector<std::int32_t>> recvs;  // the transfers a p2p op receives
+  std::vector<OpEventTimes> times;
+};
+
 }  // namespace
 
 CudaDevice bind_cuda_device() {
@@ -90,6 +142,14 @@ struct CudaBackend::Impl {
   void create_communicators();
   void issue_comm(const Op& op, const CommArgs& args, const DeviceMemoryPlan& memory,
                   std::byte* base, cudaStream_t stream);
+  // Every stream with ops waits for the origin, recorded on the first stream.
+  void start_streams(const RankSchedule& schedule, cudaEvent_t origin);
+  // One step of launch_plan(): its cross-stream waits, the start event, the kernel or the NCCL
+  // call, the end event.
+  void launch(const LaunchStep& step, const RankSetup& setup, CudaOps& ops,
+              const DeviceMemoryPlan& memory, const RunDevice& d);
+  // Once the device is idle: each op's id, received transfers and times since the origin.
+  RunEvents read_events(const RankSetup& setup, const RunDevice& d) const;
 
   const Program& program;
   const CommPlan& plan;
@@ -217,86 +277,70 @@ std::string CudaBackend::describe() const {
                      impl_->device.index, version / 10000, version / 100 % 100, version % 100);
 }
 
-RankRun CudaBackend::run(RankSetup& setup, const std::function<void()>& align) {
-  Impl& s = *impl_;
-  const RankSchedule& schedule = setup.schedule;
-  const DeviceMemoryPlan memory(s.program, setup.store);
-  const int n = schedule.size();
-  std::byte* base = nullptr;
-  std::vector<cudaEvent_t> start(static_cast<std::size_t>(n)), end(static_cast<std::size_t>(n));
-  cudaEvent_t origin = nullptr;
-  // Releases the run's device memory and events however it ends.
-  struct Release {
-    std::byte*& base;
-    std::vector<cudaEvent_t>& start;
-    std::vector<cudaEvent_t>& end;
-    cudaEvent_t& origin;
-    ~Release() {
-      for (cudaEvent_t e : start) (void)cudaEventDestroy(e);
-      for (cudaEvent_t e : end) (void)cudaEventDestroy(e);
-      if (origin != nullptr) (void)cudaEventDestroy(origin);
-      if (base != nullptr) (void)cudaFree(base);
-    }
-  } release{base, start, end, origin};
-
-  CUDA_CHECK(cudaMalloc(&base, static_cast<std::size_t>(std::max<std::int64_t>(memory.total_bytes(),
-                                                                               kDeviceAlignment))));
-  for (const DeviceRegion& r : memory.regions()) {
-    CUDA_CHECK(cudaMemcpy(base + r.offset, r.host, static_cast<std::size_t>(r.bytes),
-                          cudaMemcpyHostToDevice));
-  }
-  for (int i = 0; i < n; ++i) {
-    CUDA_CHECK(cudaEventCreate(&start[static_cast<std::size_t>(i)]));
-    CUDA_CHECK(cudaEventCreate(&end[static_cast<std::size_t>(i)]));
-  }
-  CUDA_CHECK(cudaEventCreate(&origin));
-  CUDA_CHECK(cudaDeviceSynchronize());
-  CudaOps ops(setup.store, memory, base, s.fault);
-  const std::vector<LaunchStep> steps = launch_plan(schedule);
-
-  align();
+void CudaBackend::Impl::start_streams(const RankSchedule& schedule, cudaEvent_t origin) {
   // Every stream starts after the origin, so no event precedes it.
-  if (!s.streams.empty()) CUDA_CHECK(cudaEventRecord(origin, s.streams.front()));
+  if (!streams.empty()) CUDA_CHECK(cudaEventRecord(origin, streams.front()));
   for (int st = 0; st < schedule.stream_count(); ++st) {
     if (!schedule.stream(st).empty()) {
-      CUDA_CHECK(cudaStreamWaitEvent(s.streams[static_cast<std::size_t>(st)], origin, 0));
+      CUDA_CHECK(cudaStreamWaitEvent(streams[static_cast<std::size_t>(st)], origin, 0));
     }
   }
-  for (const LaunchStep& step : steps) {
-    const ScheduledOp& so = schedule.op(step.op);
-    const Op& op = s.program.ops[static_cast<std::size_t>(so.op)];
-    cudaStream_t stream = s.streams[static_cast<std::size_t>(so.stream)];
-    for (const int w : step.wait_events) {
-      CUDA_CHECK(cudaStreamWaitEvent(stream, end[static_cast<std::size_t>(w)], 0));
-    }
-    CUDA_CHECK(cudaEventRecord(start[static_cast<std::size_t>(step.op)], stream));
-    if (const auto* call = std::get_if<KernelCall>(&op.body)) {
-      ops.launch(op, *call, stream, s.blas[static_cast<std::size_t>(so.stream)]);
-    } else {
-      s.issue_comm(op, setup.comm, memory, base, stream);
-    }
-    CUDA_CHECK(cudaEventRecord(end[static_cast<std::size_t>(step.op)], stream));
-  }
-  CUDA_CHECK(cudaDeviceSynchronize());
+}
 
-  std::vector<OpId> op_ids(static_cast<std::size_t>(n));
-  std::vector<std::vector<std::int32_t>> recvs(static_cast<std::size_t>(n));
-  std::vector<OpEventTimes> times(static_cast<std::size_t>(n));
+void CudaBackend::Impl::launch(const LaunchStep& step, const RankSetup& setup, CudaOps& ops,
+                               const DeviceMemoryPlan& memory, const RunDevice& d) {
+  const ScheduledOp& so = setup.schedule.op(step.op);
+  const Op& op = program.ops[static_cast<std::size_t>(so.op)];
+  cudaStream_t stream = streams[static_cast<std::size_t>(so.stream)];
+  for (const int w : step.wait_events) {
+    CUDA_CHECK(cudaStreamWaitEvent(stream, d.end[static_cast<std::size_t>(w)], 0));
+  }
+  CUDA_CHECK(cudaEventRecord(d.start[static_cast<std::size_t>(step.op)], stream));
+  if (const auto* call = std::get_if<KernelCall>(&op.body)) {
+    ops.launch(op, *call, stream, blas[static_cast<std::size_t>(so.stream)]);
+  } else {
+    issue_comm(op, setup.comm, memory, d.base, stream);
+  }
+  CUDA_CHECK(cudaEventRecord(d.end[static_cast<std::size_t>(step.op)], stream));
+}
+
+RunEvents CudaBackend::Impl::read_events(const RankSetup& setup, const RunDevice& d) const {
+  const int n = setup.schedule.size();
+  RunEvents events;
+  events.op_ids.resize(static_cast<std::size_t>(n));
+  events.recvs.resize(static_cast<std::size_t>(n));
+  events.times.resize(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     const auto k = static_cast<std::size_t>(i);
-    op_ids[k] = schedule.op(i).op;
-    const Op& op = s.program.ops[static_cast<std::size_t>(op_ids[k])];
+    events.op_ids[k] = setup.schedule.op(i).op;
+    const Op& op = program.ops[static_cast<std::size_t>(events.op_ids[k])];
     if (std::holds_alternative<P2PCall>(op.body)) {
-      for (const ResolvedTransfer& t : setup.comm.p2p(op.id).recvs) recvs[k].push_back(t.transfer);
+      for (const ResolvedTransfer& t : setup.comm.p2p(op.id).recvs) {
+        events.recvs[k].push_back(t.transfer);
+      }
     }
-    CUDA_CHECK(cudaEventElapsedTime(&times[k].start_ms, origin, start[k]));
-    CUDA_CHECK(cudaEventElapsedTime(&times[k].end_ms, origin, end[k]));
+    CUDA_CHECK(cudaEventElapsedTime(&events.times[k].start_ms, d.origin, d.start[k]));
+    CUDA_CHECK(cudaEventElapsedTime(&events.times[k].end_ms, d.origin, d.end[k]));
   }
-  for (const DeviceRegion& r : memory.regions()) {
-    CUDA_CHECK(cudaMemcpy(r.host, base + r.offset, static_cast<std::size_t>(r.bytes),
-                          cudaMemcpyDeviceToHost));
-  }
-  return rank_run_from_events(s.rank, op_ids, recvs, times);
+  return events;
+}
+
+RankRun CudaBackend::run(RankSetup& setup, const std::function<void()>& align) {
+  Impl& s = *impl_;
+  const DeviceMemoryPlan memory(s.program, setup.store);
+  RunDevice device(setup.schedule.size());
+  prepare_device(device, memory);
+  CudaOps ops(setup.store, memory, device.base, s.fault);
+  const std::vector<LaunchStep> steps = launch_plan(setup.schedule);
+
+  align();
+  s.start_streams(setup.schedule, device.origin);
+  for (const LaunchStep& step : steps) s.launch(step, setup, ops, memory, device);
+  CUDA_CHECK(cudaDeviceSynchronize());
+
+  const RunEvents events = s.read_events(setup, device);
+  download_store(device, memory);
+  return rank_run_from_events(s.rank, events.op_ids, events.recvs, events.times);
 }
 
 std::function<std::string()> use_cuda_backend(ValidateOptions& options, const Program& program,
