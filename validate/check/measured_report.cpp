@@ -1,6 +1,7 @@
 #include "validate/check/measured_report.hpp"
 
 #include "sim/intervals.hpp"
+#include "sim/step_metrics.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -63,6 +64,12 @@ std::string measured_report_text(const Program& program, const Timeline& timelin
                        s.rank, s.ops, ms(s.compute), ms(s.comm), ms(s.exposed_comm), ms(s.idle),
                        ms(s.end), mb);
   }
+  const TimeBreakdown b = time_breakdown(program, timeline, timeline.makespan);
+  out += fmt::format("time per rank  compute {:.3f} ms, exposed comm:", 1e3 * b.compute);
+  for (std::size_t d = 0; d < std::size(kCommDims); ++d) {
+    out += fmt::format("{} {} {:.3f} ms", d == 0 ? "" : ",", kCommDims[d], 1e3 * b.exposed[d]);
+  }
+  out += fmt::format("; idle {:.3f} ms (mean over ranks)\n", 1e3 * b.bubble);
   if (!info.numerics) {
     out += fmt::format("numerics: {}\n", info.numerics_note);
     return out;
@@ -105,6 +112,17 @@ nlohmann::ordered_json measured_report_json(const Program& program, const Timeli
                      {"memory_bytes", r < info.memory_bytes.size() ? info.memory_bytes[r] : 0}});
   }
   j["ranks"] = ranks;
+  // Exposed communication per mesh dimension (the group's, sim/step_metrics), as `meshsim step`
+  // reports it for a simulated timeline.
+  const TimeBreakdown b = time_breakdown(program, timeline, timeline.makespan);
+  nlohmann::ordered_json breakdown;
+  breakdown["compute_s"] = b.compute;
+  for (std::size_t d = 0; d < std::size(kCommDims); ++d) {
+    breakdown[fmt::format("exposed_{}_comm_s", kCommDims[d])] = b.exposed[d];
+  }
+  breakdown["idle_s"] = b.bubble;
+  breakdown["averaged_over"] = "measured ranks";
+  j["breakdown"] = breakdown;
   if (info.numerics) {
     auto tensors = nlohmann::ordered_json::array();
     for (const auto& t : info.numerics->tensors) {

@@ -1,8 +1,9 @@
 #pragma once
 // What `meshsim validate` prints: the measured step time and, per rank, compute-busy, comm-busy,
 // exposed comm (comm not covered by compute on that rank) and idle time, from the measured
-// timeline, and the numerics against the float64 reference — as a table or as one
-// schema-versioned JSON object.
+// timeline, the mean exposed comm per mesh dimension (tp, cp, ep, pp, dp: the comm group's, as the
+// simulator's step breakdown keys it), and the numerics against the float64 reference — as a table
+// or as one schema-versioned JSON object.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -45,6 +45,14 @@ TEST_CASE("per-rank busy, exposed and idle times from a measured timeline") {
   CHECK(j["ranks"][0]["exposed_comm_s"].get<double>() == doctest::Approx(2e-7));
   CHECK(j["ranks"][0]["memory_bytes"] == 1 << 20);
   CHECK(j["numerics"].is_null());
+  // Keyed by mesh dimension as the simulator's step breakdown is: the exchange has no peer on
+  // another dimension, so its 200 ns not under compute count with the first (tp); idle is
+  // 500 - 200 compute - 200 exposed.
+  CHECK(j["breakdown"]["compute_s"].get<double>() == doctest::Approx(2e-7));
+  CHECK(j["breakdown"]["exposed_tp_comm_s"].get<double>() == doctest::Approx(2e-7));
+  CHECK(j["breakdown"]["exposed_dp_comm_s"].get<double>() == 0.0);
+  CHECK(j["breakdown"]["idle_s"].get<double>() == doctest::Approx(1e-7));
+  CHECK(text.find("exposed comm: tp 0.000 ms, cp 0.000 ms") != std::string::npos);
 
   info.numerics_note = "a reference";
   info.numerics = NumericsReport{{TensorNumerics{"out", DType::bf16, 0.5, 0.25, 2e-2, false},
