@@ -171,8 +171,9 @@ class Run {
       const std::int32_t op = ready_[ready_head_++];
       const HotOp& h = ops_[static_cast<std::size_t>(op)];
       if (!single_queue_ && h.kind != OpKind::compute) {
-        // Several hardware queues: comm waits until no compute kernel fills the device; it is
-        // considered after every compute kernel that became ready at this instant.
+        // Several hardware queues: comm waits for the running compute kernel to finish (the next
+        // kernel boundary); it is considered after every compute kernel that became ready at
+        // this instant.
         const auto r = static_cast<std::size_t>(h.rank);
         if (parked_[r].empty()) parked_ranks_.push_back(h.rank);
         parked_[r].push_back(op);
@@ -185,7 +186,8 @@ class Run {
   }
 
   // Several hardware queues: dispatch the parked comm kernels of every rank whose device is free
-  // of compute, repeating while doing so frees more work at this instant.
+  // of compute or that passed a compute kernel boundary, repeating while doing so frees more work
+  // at this instant.
   void release_parked(Nanos t) {
     bool progress = true;
     while (progress && !parked_ranks_.empty()) {
@@ -194,7 +196,10 @@ class Run {
       ranks.swap(parked_ranks_);
       for (int r : ranks) {
         const auto ri = static_cast<std::size_t>(r);
-        if (running_compute_[ri] > 0) {
+        // Parked comm starts once the device is free of compute, or at the first compute
+        // kernel boundary after it parked (the finishing kernel's SMs go to the comm kernel that
+        // waited, alongside the next compute kernel).
+        if (running_compute_[ri] > 0 && parked_cause_[ri] == kNone) {
           parked_ranks_.push_back(r);
           continue;
         }
@@ -308,7 +313,8 @@ class Run {
     timeline_.ops[static_cast<std::size_t>(id)].end = t;
     if (h.kind == OpKind::compute) {
       const auto r = static_cast<std::size_t>(h.rank);
-      if (--running_compute_[r] == 0 && !parked_[r].empty()) parked_cause_[r] = op;
+      --running_compute_[r];
+      if (!parked_[r].empty()) parked_cause_[r] = op;
       if (interference_) {
         auto& running = running_work_[r];
         running.erase(std::find_if(running.begin(), running.end(),

@@ -417,3 +417,18 @@ TEST_CASE("training step: the size estimate, and the built Program stays within 
   CHECK(estimated_step_ops(m, p, 8) == 14336);
   CHECK(static_cast<std::int64_t>(build_training_step(m, p, hw.gpus_per_node).ops.size()) <= 14336);
 }
+
+TEST_CASE("training step: ZB-H1 is no slower than 1F1B for the same work (pure pipeline)") {
+  // Same forward, input-gradient and weight-gradient work; ZB-H1's bubble (p-1)(F+B-W) is at most
+  // 1F1B's (p-1)(F+B+W) (Qi et al. 2023, Sec. 3). With tp = cp = 1 the Program has several
+  // hardware queues, where the deferred W's keep the compute stream busy while the gradient
+  // sends wait for a kernel boundary: the sends must not wait for the W backlog.
+  const HardwareProfile hw = *builtin_hardware("a100-sxm");
+  for (int pp : {4, 8}) {
+    CAPTURE(pp);
+    StepPlan p = plan_of(1, pp, 1, 1, 3 * pp);
+    const Nanos one_f_one_b = step_time(tiny(pp), p, hw);
+    p.schedule = PipelineSchedule::zb_h1;
+    CHECK(step_time(tiny(pp), p, hw) <= one_f_one_b);
+  }
+}

@@ -200,3 +200,23 @@ TEST_CASE("interference: compute slows while a comm kernel runs on its rank") {
   CHECK(t.ops[0].end == 500);  // the exchange itself is not slowed
   CHECK(t.makespan == 1250);
 }
+
+TEST_CASE("several hardware queues: a parked comm kernel starts at the next compute boundary") {
+  // Rank 0: GEMM g1 (1000), then an exchange that waits for g1, then g2 and g3 back to back on
+  // the compute stream (1000 each, independent of the exchange). Rank 1 posts its exchange at 0.
+  ProgramBuilder b(Mesh({{"cp", 2}}, 8), false, "t");
+  const StreamId comp = b.stream("compute");
+  const StreamId comm = b.stream("comm");
+  b.add(0, comp, "g0", {}, vector_kernel());
+  const OpId g1 = b.add(0, comp, "g1", {}, vector_kernel());
+  b.add(0, comm, "exchange", {}, exchange(1, 1, 8), {g1});
+  b.add(0, comp, "g2", {}, vector_kernel());
+  b.add(0, comp, "g3", {}, vector_kernel());
+  b.add(1, comm, "exchange", {}, exchange(0, 0, 8));
+  const Ran r = run(std::move(b).finish(), 1000, 500);
+  // The exchange becomes ready at 2000 (g1's end) together with g2, which takes the device; it
+  // starts at g2's end, 3000, while g3 runs: not after the whole backlog (4000).
+  CHECK(r.timeline.ops[2].start == 3000);
+  CHECK(r.timeline.ops[2].end == 3500);
+  CHECK(r.timeline.makespan == 4000);
+}
