@@ -183,6 +183,10 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
 
   void attention_backward(const Ctx& c);
 
+  // The materialized core (StepPlan::attention) on the whole sequence of this rank's heads.
+  void materialized_forward(const Ctx& c, Phase phase, const std::string& pre);
+  void materialized_backward(const Ctx& c);
+
   // ---- one transformer layer
   // ---------------------------------------------------------------------
   std::int64_t qkv_n() const { return (m_.hidden + 2 * m_.kv_hidden()) / t_; }

@@ -76,6 +76,10 @@ AttentionShape StepBuilder::whole_sequence_block() const {
 
 void StepBuilder::attention_forward(const Ctx& c, Phase phase) {
   const std::string pre = phase == Phase::fwd ? "" : "recompute ";
+  if (p_.attention == AttentionCore::materialized) {
+    materialized_forward(c, phase, pre);
+    return;
+  }
   if (n_cp_ == 1) {
     kernel(pre + "attn fwd", phase, c.layer, c.mb, c.chunk, KernelKind::attention_fwd,
            whole_sequence_block());
@@ -86,6 +90,10 @@ void StepBuilder::attention_forward(const Ctx& c, Phase phase) {
 }
 
 void StepBuilder::attention_backward(const Ctx& c) {
+  if (p_.attention == AttentionCore::materialized) {
+    materialized_backward(c);
+    return;
+  }
   if (n_cp_ == 1) {
     kernel("attn bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::attention_bwd,
            whole_sequence_block());
@@ -93,6 +101,45 @@ void StepBuilder::attention_backward(const Ctx& c) {
   }
   ring_ctx_ = c;
   ring_emitter_->backward(*this, RingTensors{});
+}
+
+// Per query head of this rank (a / t heads, batch b, sequence s, head dim d), as Megatron-LM's
+// CoreAttention before FlashAttention: scores = Q K^T (b·a/t GEMMs of s x s x d), a fused
+// scale-mask-softmax over the b·(a/t)·s·s scores, dropout on them when the model has dropout,
+// context = P V (s x d x s). The batched GEMMs are costed as one GEMM of the same FLOPs
+// (m = b·(a/t)·s); the score kernels as element-wise passes over b·(a/t)·s·s elements.
+void StepBuilder::materialized_forward(const Ctx& c, Phase phase, const std::string& pre) {
+  const std::int64_t rows = ring_.batch * ring_.heads * seq_, s = seq_, d = ring_.head_dim;
+  auto gemm = [&](const std::string& name, std::int64_t n, std::int64_t k) {
+    kernel(pre + name, phase, c.layer, c.mb, c.chunk, KernelKind::gemm, GemmShape{rows, n, k});
+  };
+  auto scores = [&](const std::string& name) {
+    kernel(pre + name, phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+           VectorShape{rows * s});
+  };
+  gemm("attn scores", s, d);
+  scores("attn softmax");
+  if (m_.dropout) scores("attn dropout");
+  gemm("attn context", d, s);
+}
+
+// The backward of materialized_forward: dP = dO V^T and dV = P^T dO, dropout's mask on dP,
+// the softmax backward (dS), dQ = dS K and dK = dS^T Q.
+void StepBuilder::materialized_backward(const Ctx& c) {
+  const std::int64_t rows = ring_.batch * ring_.heads * seq_, s = seq_, d = ring_.head_dim;
+  auto gemm = [&](const std::string& name, std::int64_t n, std::int64_t k) {
+    kernel(name, Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::gemm, GemmShape{rows, n, k});
+  };
+  auto scores = [&](const std::string& name) {
+    kernel(name, Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+           VectorShape{rows * s});
+  };
+  gemm("attn dprobs", s, d);
+  gemm("attn dv", d, s);
+  if (m_.dropout) scores("attn dropout bwd");
+  scores("attn softmax bwd");
+  gemm("attn dq", d, s);
+  gemm("attn dk", d, s);
 }
 
 void StepBuilder::layer_forward(const Ctx& c) {

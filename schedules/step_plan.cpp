@@ -18,7 +18,10 @@ std::int64_t step_seq(const TransformerModel& m, const StepPlan& p) {
 std::int64_t estimated_ops(const TransformerModel& model, const StepPlan& plan, bool tp_folded) {
   const std::int64_t built =
       std::int64_t{tp_folded ? 1 : plan.tp} * plan.pp * plan.cp * (plan.fold_dp ? 1 : plan.dp);
-  const std::int64_t per_layer = 40 + 8 * std::int64_t{plan.cp};
+  // A materialized attention core adds its GEMMs and score kernels (3 forward, 5 backward, 3 more
+  // when recomputed).
+  const std::int64_t per_layer =
+      40 + 8 * std::int64_t{plan.cp} + (plan.attention == AttentionCore::materialized ? 12 : 0);
   const std::int64_t layers_per_rank = (model.layers + plan.pp - 1) / plan.pp;
   return built * microbatches(plan) * std::max<std::int64_t>(layers_per_rank, 1) * per_layer;
 }
@@ -74,6 +77,7 @@ MemoryPlan memory_plan(const StepPlan& plan) {
   m.recompute = plan.recompute;
   m.distributed_optimizer = plan.distributed_optimizer;
   m.kv_rotation = plan.kv_rotation;
+  m.attention_core = plan.attention;
   return m;
 }
 
@@ -108,6 +112,12 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
         "`vp` {} needs `schedule` interleaved (zb-v and dualpipev always use 2 chunks, the other "
         "schedules 1)",
         plan.vp));
+  }
+  if (plan.attention == AttentionCore::materialized && plan.cp > 1) {
+    throw InputError(fmt::format(
+        "`attention` materialized needs `cp` 1, got {}: the context-parallel ring computes "
+        "attention blockwise (flash)",
+        plan.cp));
   }
   const std::int64_t seq = step_seq(model, plan);
   if (plan.cp > 1 && plan.cp_variant == RingVariant::zigzag && seq % (2 * plan.cp) != 0) {

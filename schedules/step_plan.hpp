@@ -25,6 +25,10 @@ struct StepPlan {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   Recompute recompute = Recompute::none;
   bool distributed_optimizer = false;
+  // The attention core: flash (one fused kernel, no s x s scores kept) or materialized (the
+  // pre-FlashAttention Megatron core: QK^T and PV GEMMs around a fused scale-mask-softmax and
+  // dropout over the b x a x s x s scores, which are also kept for the backward); cp 1 only.
+  AttentionCore attention = AttentionCore::flash;
   DType dtype = DType::bf16;
   int dp_buckets = 4;  // DP gradient buckets per chunk, reduced as the backward releases them
   // Simulate one DP replica: DP ranks run identical programs, so only dp index 0 is built and its

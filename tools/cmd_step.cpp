@@ -53,6 +53,7 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   j["cp_variant"] = to_string(p.cp_variant);
   j["cp_rotate"] = to_string(p.kv_rotation);
   j["recompute"] = to_string(p.recompute);
+  j["attention"] = to_string(p.attention);
   j["distributed_optimizer"] = p.distributed_optimizer;
   j["sequence_parallel"] = p.sequence_parallel;
   j["dp_buckets"] = p.dp_buckets;
@@ -97,6 +98,9 @@ std::vector<OptionSpec> step_options() {
       {"--cp-variant", "ring|zigzag", "ring-attention load balance [zigzag]"},
       {"--cp-rotate", "p2p|allgather|alltoall", "how K/V move around the CP ring [p2p]"},
       {"--recompute", "none|selective|full", "activation recomputation [none]"},
+      {"--attention", "flash|materialized",
+       "attention core: fused FlashAttention, or QK^T / softmax / dropout / PV over kept s x s "
+       "scores as Megatron-LM before FlashAttention (cp 1) [flash]"},
       {"--distributed-optimizer", "",
        "shard the optimizer over dp x cp: gradient reduce-scatter + parameter all-gather"},
       {"--no-sequence-parallel", "", "TP all-reduces instead of all-gather/reduce-scatter"},
@@ -155,6 +159,8 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out) {
       *parse_kv_rotation(args.get_choice("--cp-rotate", "p2p", {"p2p", "allgather", "alltoall"}));
   p.recompute =
       *parse_recompute(args.get_choice("--recompute", "none", {"none", "selective", "full"}));
+  p.attention =
+      *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
   p.distributed_optimizer = args.has("--distributed-optimizer");
   p.sequence_parallel = !args.has("--no-sequence-parallel");
   p.dp_buckets = static_cast<int>(args.get_int("--dp-buckets", 4, 1, 1024));
@@ -227,11 +233,11 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
       world, (world + gpn - 1) / gpn, out.hardware.name, gpn, p.tp, p.pp, p.cp, p.dp,
       p.schedule == PipelineSchedule::interleaved ? fmt::format(" vp {}", p.vp) : "");
   s += fmt::format(
-      "  {} schedule, {} microbatches of {} x {} tokens (gbs {}), recompute {}, {}sequence "
+      "  {} schedule, {} microbatches of {} x {} tokens (gbs {}), recompute {}{}, {}sequence "
       "parallel, {} optimizer{}\n",
       to_string(p.schedule), microbatches(p), p.microbatch_size, seq, p.global_batch,
-      to_string(p.recompute), p.sequence_parallel ? "" : "no ",
-      p.distributed_optimizer ? "distributed" : "replicated",
+      to_string(p.recompute), p.attention == AttentionCore::flash ? "" : ", attention materialized",
+      p.sequence_parallel ? "" : "no ", p.distributed_optimizer ? "distributed" : "replicated",
       p.cp > 1 ? fmt::format(", CP {} / {}", to_string(p.cp_variant), to_string(p.kv_rotation))
                : "");
   s += fmt::format("step time      {:.6f} s\n", step_s);

@@ -158,6 +158,9 @@ std::vector<OptionSpec> sweep_options() {
       {"--seq", "S", "sequence length [8192]"},
       {"--gbs", "B", "global batch in sequences [512]"},
       {"--recompute", "none|selective|full", "activation recompute [selective]"},
+      {"--attention", "flash|materialized",
+       "attention core: fused FlashAttention, or QK^T / softmax / dropout / PV over kept s x s "
+       "scores as Megatron-LM before FlashAttention (cp 1) [flash]"},
       {"--distributed-optimizer", "", "shard the optimizer state over data-parallel ranks"},
       {"--no-sequence-parallel", "", "keep activations whole on every TP rank"},
       {"--jobs", "K", "plans simulated at once [the machine's hardware threads]"},
@@ -198,6 +201,8 @@ PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
       "--cp-rotate", to_string(defaults.base.kv_rotation), {"p2p", "allgather", "alltoall"}));
   base.recompute = *parse_recompute(args.get_choice(
       "--recompute", to_string(defaults.base.recompute), {"none", "selective", "full"}));
+  base.attention =
+      *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
   base.distributed_optimizer = args.has("--distributed-optimizer");
   base.sequence_parallel = !args.has("--no-sequence-parallel");
   return lists;

@@ -272,6 +272,10 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
   }
   out.plan.seq = out.model.seq_len;
   out.plan.dtype = dtype_of(run.precision);
+  if (run.source == "korthikanti2022" || run.source == "megatron_readme") {
+    out.plan.attention = AttentionCore::materialized;
+    out.conventions.emplace_back("attention materialized (Megatron-LM of 2021-2022)");
+  }
   try {
     check_step_plan(out.model, out.plan);
   } catch (const InputError& e) {

@@ -22,6 +22,9 @@
 //            handcrafted zero-bubble schedule of 1F1B's memory, Qi et al. 2023 Sec. 3); ZB-2p and
 //            others skipped.
 //   dtype    "bf16" in the precision -> bf16, else "fp16" -> fp16, else bf16.
+//   attention materialized for the Megatron-LM runs of 2021-2022 (sources korthikanti2022 and
+//            megatron_readme: FlashAttention, Dao et al. May 2022, reached Megatron-LM in 2023 as
+//            --use-flash-attn); flash for every other source.
 #include <optional>
 #include <string>
 #include <string_view>

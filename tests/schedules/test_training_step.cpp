@@ -432,3 +432,45 @@ TEST_CASE("training step: ZB-H1 is no slower than 1F1B for the same work (pure p
     CHECK(step_time(tiny(pp), p, hw) <= one_f_one_b);
   }
 }
+
+TEST_CASE("training step: the materialized attention core, op by op") {
+  // tiny(1): b 1, 4 heads, d 16, s 32, no dropout; tp 1: the core on 4 heads of 32 tokens.
+  StepPlan p = plan_of(1, 1, 1, 1, 1);
+  p.attention = AttentionCore::materialized;
+  const Program prog = build_training_step(tiny(1), p, 8);
+  std::vector<std::pair<std::string, KernelCall>> core;
+  for (const Op& op : prog.ops) {
+    if (op.name.rfind("attn ", 0) != 0 || op.name.rfind("attn norm", 0) == 0) continue;
+    core.emplace_back(op.name, std::get<KernelCall>(op.body));
+  }
+  // Forward: scores, softmax, context; backward: dprobs, dv, softmax bwd, dq, dk (no dropout).
+  REQUIRE(core.size() == 8);
+  CHECK(core[0].first == "attn scores");
+  // Q K^T for b x heads = 4 query rows blocks of s = 32: m = 4 x 32, n = s, k = d.
+  CHECK(std::get<GemmShape>(core[0].second.shape) == GemmShape{128, 32, 16});
+  CHECK(core[1].first == "attn softmax");
+  CHECK(std::get<VectorShape>(core[1].second.shape).elements == 4 * 32 * 32);  // b·a·s·s
+  CHECK(core[2].first == "attn context");
+  CHECK(std::get<GemmShape>(core[2].second.shape) == GemmShape{128, 16, 32});  // P V
+  CHECK(core[5].first == "attn softmax bwd");
+  CHECK(core[7].first == "attn dk");
+  // With dropout, one more score pass each way.
+  TransformerModel dropped = tiny(1);
+  dropped.dropout = true;
+  int passes = 0;
+  for (const Op& op : build_training_step(dropped, p, 8).ops) {
+    passes += op.name == "attn dropout" || op.name == "attn dropout bwd";
+  }
+  CHECK(passes == 2);
+}
+
+TEST_CASE("training step: a materialized core costs its score passes (slower than flash)") {
+  const HardwareProfile hw = *builtin_hardware("a100-sxm");
+  StepPlan p = plan_of(1, 1, 1, 1, 2);
+  const Nanos flash = step_time(tiny(2), p, hw);
+  p.attention = AttentionCore::materialized;
+  CHECK(step_time(tiny(2), p, hw) > flash);
+  p.cp = 2;
+  CHECK_THROWS_WITH_AS(check_step_plan(tiny(2), p),
+                       doctest::Contains("`attention` materialized needs `cp` 1"), InputError);
+}

@@ -68,7 +68,10 @@ TEST_CASE("published runs: a printed row becomes the plan it describes") {
   CHECK_FALSE(p.plan.sequence_parallel);
   CHECK(p.plan.dtype == DType::fp16);
   CHECK(p.plan.schedule == PipelineSchedule::one_f_one_b);
-  CHECK(p.conventions.empty());  // nothing null in this row
+  // Nothing null in this row; the 2022 Megatron-LM materialized its attention scores.
+  CHECK(p.plan.attention == AttentionCore::materialized);
+  REQUIRE(p.conventions.size() == 1);
+  CHECK(p.conventions[0].find("attention materialized") != std::string::npos);
 }
 
 TEST_CASE("published runs: null fields take the documented conventions") {
@@ -90,7 +93,7 @@ TEST_CASE("published runs: null fields take the documented conventions") {
   CHECK(p.plan.dp == 1);                // 8 GPUs / (4 x 2)
   CHECK(p.plan.global_batch == 4 * 4);  // num_microbatches x dp x micro_batch
   CHECK(p.plan.vp == 2);
-  CHECK(p.conventions.size() == 5);
+  CHECK(p.conventions.size() == 6);  // five nulls filled, and the attention core
 }
 
 TEST_CASE("published runs: rows meshsim cannot express are skipped with the reason") {
