@@ -140,7 +140,8 @@ std::int64_t estimated_step_ops(const TransformerModel& model, const StepPlan& p
 StepWork step_work(const TransformerModel& model, const StepPlan& plan) {
   const std::int64_t seq = step_seq(model, plan);
   return StepWork{static_cast<double>(plan.global_batch * seq),
-                  training_flops_per_token(model, seq), world_size(plan)};
+                  training_flops_per_token(model, seq), world_size(plan),
+                  training_flops_per_token(model, seq, AttentionFlops::full)};
 }
 
 }  // namespace meshsim

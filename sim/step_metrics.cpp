@@ -101,9 +101,10 @@ StepEvaluation evaluate_step(const SimulationResult& result, const StepWork& wor
   e.step_time_s = ns_to_seconds(result.metrics.makespan);
   e.tokens_per_s = e.step_time_s > 0 ? work.tokens / e.step_time_s : 0.0;
   const double peak = hardware.peak_flops[static_cast<std::size_t>(DType::bf16)];
-  e.mfu = peak > 0 && work.gpus > 0
-              ? work.flops_per_token * e.tokens_per_s / (static_cast<double>(work.gpus) * peak)
-              : 0.0;
+  const double per_flop =
+      peak > 0 && work.gpus > 0 ? e.tokens_per_s / (static_cast<double>(work.gpus) * peak) : 0.0;
+  e.mfu = work.flops_per_token * per_flop;
+  e.mfu_full_attention = work.flops_per_token_full_attention * per_flop;
   return e;
 }
 

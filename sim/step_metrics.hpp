@@ -39,14 +39,16 @@ TimeBreakdown time_breakdown(const Program& program, const Timeline& timeline, N
 // GPUs. Computed from the plan by schedules/step_plan (step_work).
 struct StepWork {
   double tokens = 0;
-  double flops_per_token = 0;
+  double flops_per_token = 0;  // causal attention: the pairs the kernels compute
   int gpus = 0;
+  double flops_per_token_full_attention = 0;  // every (query, key) pair, as papers count MFU
 };
 
 struct StepEvaluation {
   double step_time_s = 0;
   double tokens_per_s = 0;
   double mfu = 0;  // model FLOPs per second / (GPUs x the dense bf16 peak), a fraction
+  double mfu_full_attention = 0;  // the same with full-attention FLOPs (12·L·h·s per token)
 };
 
 StepEvaluation evaluate_step(const SimulationResult& result, const StepWork& work,

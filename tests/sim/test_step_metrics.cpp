@@ -59,8 +59,10 @@ TEST_CASE("evaluate_step: tokens/s and MFU from the step time") {
   const HardwareProfile hw = load_hardware("h100-sxm");
   const double peak = hw.peak_flops[static_cast<std::size_t>(DType::bf16)];
   // 1e6 tokens in 2 s on 8 GPUs, 6e9 FLOPs per token: MFU = 6e9 x 5e5 / (8 x peak).
-  const StepEvaluation e = evaluate_step(r, StepWork{1e6, 6e9, 8}, hw);
+  // Counting full attention, 7e9 FLOPs per token: 7e9 x 5e5 / (8 x peak).
+  const StepEvaluation e = evaluate_step(r, StepWork{1e6, 6e9, 8, 7e9}, hw);
   CHECK(e.step_time_s == doctest::Approx(2.0));
   CHECK(e.tokens_per_s == doctest::Approx(5e5));
   CHECK(e.mfu == doctest::Approx(6e9 * 5e5 / (8 * peak)));
+  CHECK(e.mfu_full_attention == doctest::Approx(7e9 * 5e5 / (8 * peak)));
 }
