@@ -18,6 +18,7 @@ int run_compare_command(std::span<const std::string> argv, const CommandContext&
   const std::vector<OptionSpec> specs = {
       {"--table", "NAME", "only the rows of this table (e.g. zero_bubble_table4, memory_rows)"},
       {"--json", "", "print one JSON object: {rows: [...], tables: {...}}"},
+      {"--markdown", "", "print one Markdown table of the per-table summaries"},
   };
   const Args args("compare", specs, has_file ? argv.subspan(1) : argv);
   if (args.help_requested()) {
@@ -42,6 +43,8 @@ int run_compare_command(std::span<const std::string> argv, const CommandContext&
   }
   if (args.has("--json")) {
     ctx.out << comparison_json(c).dump(2) << "\n";
+  } else if (args.has("--markdown")) {
+    ctx.out << comparison_markdown(c);
   } else {
     ctx.out << comparison_text(c);
   }

@@ -220,4 +220,28 @@ std::string comparison_text(const Comparison& c) {
   return out;
 }
 
+std::string comparison_markdown(const Comparison& c) {
+  std::string out =
+      "| table | rows | expressed | MAPE | worst | order kept | skipped because |\n"
+      "|---|---:|---:|---:|---|---:|---|\n";
+  for (const auto& [name, s] : c.tables) {
+    std::map<std::string, int> reasons;
+    for (const auto& r : c.rows) {
+      if (r.table == name && !r.predicted) ++reasons[r.reason];
+    }
+    std::string why;
+    for (const auto& [reason, n] : reasons) {
+      why += fmt::format("{}{} ({})", why.empty() ? "" : "; ", reason, n);
+    }
+    if (s.expressed == 0) {
+      out += fmt::format("| {} | {} | 0 | | | | {} |\n", name, s.rows, why);
+      continue;
+    }
+    out += fmt::format("| {} | {} | {} | {:.1f} % | {:+.1f} % ({}) | {} / {} | {} |\n", name,
+                       s.rows, s.expressed, 100 * s.mape, 100 * s.worst, s.worst_row, s.pairs_kept,
+                       s.pairs, why);
+  }
+  return out;
+}
+
 }  // namespace meshsim

@@ -44,5 +44,8 @@ TableSummary summarize(const std::vector<const ComparedRow*>& rows);
 
 nlohmann::ordered_json comparison_json(const Comparison& c);
 std::string comparison_text(const Comparison& c);
+// One Markdown table, a row per published table: rows, expressed, MAPE, worst row, pairs kept in
+// order, and the most common reason for the rows skipped (the README's accuracy section).
+std::string comparison_markdown(const Comparison& c);
 
 }  // namespace meshsim

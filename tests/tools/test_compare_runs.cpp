@@ -47,4 +47,7 @@ TEST_CASE("compare: the JSON form carries every row, skipped ones with the reaso
   CHECK(j["rows"][1]["reason"] == "no profile");
   CHECK(j["tables"]["t"]["expressed"] == 1);
   CHECK(comparison_text(c).find("skipped: no profile") != std::string::npos);
+  // |+25 %| over the one expressed row; the skipped row's reason counted.
+  CHECK(comparison_markdown(c).find(
+            "| t | 2 | 1 | 25.0 % | +25.0 % (a) | 0 / 0 | no profile (1) |") != std::string::npos);
 }
