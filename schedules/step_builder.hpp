@@ -197,6 +197,25 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
            VectorShape{local_tokens_ * m_.hidden});
   }
 
+  // The end of a residual branch, as Megatron-LM's fused bias-dropout-add: the branch output
+  // (with its bias and dropout mask) added to the residual stream — read both, write the sum
+  // (kernel_bytes of an accumulate: 3 passes over the rank's tokens x h).
+  void residual_add(const Ctx& c, const std::string& name, Phase phase) {
+    kernel(name, phase, c.layer, c.mb, c.chunk, KernelKind::accumulate,
+           VectorShape{local_tokens_ * m_.hidden});
+  }
+  // Its backward: the dropout mask applied to the incoming gradient when the model has dropout
+  // (read the gradient, write it masked: 2 passes), and the branch's input gradient added to the
+  // residual stream's (3 passes).
+  void residual_backward(const Ctx& c, const std::string& name) {
+    if (m_.dropout) {
+      kernel(name + " dropout bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+             VectorShape{local_tokens_ * m_.hidden});
+    }
+    kernel(name + " grad", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::accumulate,
+           VectorShape{local_tokens_ * m_.hidden});
+  }
+
   void layer_forward(const Ctx& c);
 
   void layer_backward(const Ctx& c, bool with_wgrad);

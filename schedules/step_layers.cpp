@@ -148,11 +148,13 @@ void StepBuilder::layer_forward(const Ctx& c) {
   column_forward(c, pre + "qkv", qkv_n(), m_.hidden);
   attention_forward(c, c.phase);
   row_forward(c, pre + "proj", m_.hidden, m_.hidden / t_);
+  residual_add(c, pre + "attn residual", c.phase);
   norm(c, pre + "mlp norm", c.phase);
   column_forward(c, pre + "mlp up", up_n(), m_.hidden);
   kernel(pre + "activation", c.phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
          VectorShape{tokens_ * up_n()}, m_.gated_mlp ? ElementwiseFn::none : ElementwiseFn::gelu);
   row_forward(c, pre + "mlp down", m_.hidden, m_.ffn_hidden / t_);
+  residual_add(c, pre + "mlp residual", c.phase);
 }
 
 void StepBuilder::layer_backward(const Ctx& c, bool with_wgrad) {
@@ -161,11 +163,13 @@ void StepBuilder::layer_backward(const Ctx& c, bool with_wgrad) {
     rc.phase = Phase::bwd;
     layer_forward(rc);
   }
+  residual_backward(c, "mlp residual");
   row_backward(c, "mlp down", m_.hidden, m_.ffn_hidden / t_, with_wgrad);
   kernel("activation bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
          VectorShape{tokens_ * up_n()});
   column_backward(c, "mlp up", up_n(), m_.hidden, with_wgrad);
   norm(c, "mlp norm bwd", Phase::bwd);
+  residual_backward(c, "attn residual");
   row_backward(c, "proj", m_.hidden, m_.hidden / t_, with_wgrad);
   if (p_.recompute == Recompute::selective) attention_forward(c, Phase::bwd);
   attention_backward(c);

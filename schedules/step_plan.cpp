@@ -18,10 +18,11 @@ std::int64_t step_seq(const TransformerModel& m, const StepPlan& p) {
 std::int64_t estimated_ops(const TransformerModel& model, const StepPlan& plan, bool tp_folded) {
   const std::int64_t built =
       std::int64_t{tp_folded ? 1 : plan.tp} * plan.pp * plan.cp * (plan.fold_dp ? 1 : plan.dp);
-  // A materialized attention core adds its GEMMs and score kernels (3 forward, 5 backward, 3 more
+  // Residual adds and their backward: 8 (2 forward, up to 4 backward, 2 when recomputed). A
+  // materialized attention core adds its GEMMs and score kernels (3 forward, 5 backward, 3 more
   // when recomputed).
   const std::int64_t per_layer =
-      40 + 8 * std::int64_t{plan.cp} + (plan.attention == AttentionCore::materialized ? 12 : 0);
+      48 + 8 * std::int64_t{plan.cp} + (plan.attention == AttentionCore::materialized ? 12 : 0);
   const std::int64_t layers_per_rank = (model.layers + plan.pp - 1) / plan.pp;
   return built * microbatches(plan) * std::max<std::int64_t>(layers_per_rank, 1) * per_layer;
 }

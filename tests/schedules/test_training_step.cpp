@@ -81,22 +81,23 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
   StepPlan p = plan_of(2, 1, 1, 1, 1);
   const HardwareProfile hw = load_hardware("h100-sxm");
   {
-    // Sequence parallel. Forward: norm, qkv gemm, attention, proj gemm, norm, up gemm,
-    // activation, down gemm = 8 kernels (4 gemms); all-gather before qkv and up, reduce-scatter
-    // after proj and down = 4 collectives.
+    // Sequence parallel. Forward: norm, qkv gemm, attention, proj gemm, residual add, norm, up
+    // gemm, activation, down gemm, residual add = 10 kernels (4 gemms); all-gather before qkv and
+    // up, reduce-scatter after proj and down = 4 collectives.
     const Program prog = build_training_step(m, p, hw.gpus_per_node);
     Counts f = count(prog, 0, 0, Phase::fwd);
-    CHECK(f.compute == 8);
+    CHECK(f.compute == 10);
+    CHECK(f.by_kind["accumulate"] == 2);
     CHECK(f.by_kind["gemm"] == 4);
     CHECK(f.by_kind["attention_fwd"] == 1);
     CHECK(f.by_kind["all_gather"] == 2);
     CHECK(f.by_kind["reduce_scatter"] == 2);
     CHECK(f.comm == 4);
-    // Backward: 4 x (dgrad + wgrad) gemms, activation bwd, 2 norm bwd, attention bwd = 12
-    // kernels; row layers all-gather dy (2), column layers all-gather x and reduce-scatter dx
-    // (2 + 2) = 6 collectives.
+    // Backward: 4 x (dgrad + wgrad) gemms, activation bwd, 2 norm bwd, attention bwd, 2 residual
+    // grads (no dropout in tiny) = 14 kernels; row layers all-gather dy (2), column layers
+    // all-gather x and reduce-scatter dx (2 + 2) = 6 collectives.
     Counts b = count(prog, 0, 0, Phase::bwd);
-    CHECK(b.compute == 12);
+    CHECK(b.compute == 14);
     CHECK(b.by_kind["gemm"] == 8);
     CHECK(b.by_kind["attention_bwd"] == 1);
     CHECK(b.by_kind["all_gather"] == 4);
@@ -104,10 +105,10 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
     CHECK(b.comm == 6);
     // Whole rank: + embedding, final norm, head gemm, loss (fwd); head dgrad + wgrad with its
     // all-gather and reduce-scatter, final norm bwd, embedding grad (bwd); optimizer:
-    // 8 + 4 + 12 + 6 + 4 + 1 (head AG fwd) + 2 + 2 + 1 + 1 + 1 = 42 ops, no p2p (pp 1), no DP.
+    // 10 + 4 + 14 + 6 + 4 + 1 (head AG fwd) + 2 + 2 + 1 + 1 + 1 = 46 ops, no p2p (pp 1), no DP.
     int total = 0;
     for (const Op& op : prog.ops) total += op.rank == 0 ? 1 : 0;
-    CHECK(total == 42);
+    CHECK(total == 46);
     // GEMM shapes: qkv n = (h + 2 h_kv) / t = (64 + 2 x 32) / 2 = 64, up n = 2f / t = 128.
     int qkv = 0, up = 0;
     for (const Op& op : prog.ops) {
@@ -118,7 +119,7 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
     }
     CHECK(qkv == 64);
     CHECK(up == 128);
-    // Folded TP builds rank 0 only; unfolded, rank 1 runs the same 42 ops.
+    // Folded TP builds rank 0 only; unfolded, rank 1 runs the same 46 ops.
     CHECK(
         std::none_of(prog.ops.begin(), prog.ops.end(), [](const Op& op) { return op.rank == 1; }));
     StepPlan unfolded = p;
@@ -127,7 +128,7 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
     for (int r : {0, 1}) {
       CAPTURE(r);
       CHECK(std::count_if(all.ops.begin(), all.ops.end(),
-                          [r](const Op& op) { return op.rank == r; }) == 42);
+                          [r](const Op& op) { return op.rank == r; }) == 46);
     }
   }
   {
@@ -143,15 +144,15 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
     CHECK(b.by_kind["all_reduce"] == 2);
   }
   {
-    // Full recompute: the layer's forward again (8 kernels, 4 collectives) before its backward.
+    // Full recompute: the layer's forward again (10 kernels, 4 collectives) before its backward.
     p.sequence_parallel = true;
     p.recompute = Recompute::full;
     Counts b = count(build_training_step(m, p, hw.gpus_per_node), 0, 0, Phase::bwd);
-    CHECK(b.compute == 12 + 8);
+    CHECK(b.compute == 14 + 10);
     CHECK(b.comm == 6 + 4);
     p.recompute = Recompute::selective;  // the attention core only
     Counts s = count(build_training_step(m, p, hw.gpus_per_node), 0, 0, Phase::bwd);
-    CHECK(s.compute == 12 + 1);
+    CHECK(s.compute == 14 + 1);
     CHECK(s.by_kind["attention_fwd"] == 1);
   }
 }
@@ -177,8 +178,8 @@ TEST_CASE("training step: step time with unit compute and free communication, tp
   // Two layers over pp 2 (one per stage), one microbatch, 1F1B: every kernel 1 us, every
   // transfer and collective 0. The step is the chain
   //   F(stage 0) + F(stage 1) + B(stage 1) + B(stage 0) + optimizer(stage 0)
-  //   = (1 embedding + 8) + (8 + final norm + head + loss) + (head dgrad + wgrad + final norm bwd
-  //     + 12) + (12 + embedding grad) + 1 = 9 + 11 + 15 + 13 + 1 = 49 kernels -> 49 us.
+  //   = (1 embedding + 10) + (10 + final norm + head + loss) + (head dgrad + wgrad + final norm
+  //     bwd + 14) + (14 + embedding grad) + 1 = 11 + 13 + 17 + 15 + 1 = 57 kernels -> 57 us.
   const TransformerModel m = tiny(2);
   const StepPlan p = plan_of(2, 2, 1, 1, 1);
   const Program prog = build_training_step(m, p, load_hardware("h100-sxm").gpus_per_node);
@@ -189,7 +190,7 @@ TEST_CASE("training step: step time with unit compute and free communication, tp
   for (auto& c : d.collectives) c = 0;
   d.comm_interference = 1.0;
   const Timeline tl = simulate(prog, plan, d);
-  CHECK(tl.makespan == 49000);
+  CHECK(tl.makespan == 57000);
 }
 
 TEST_CASE("training step: plan rejections name the rule") {
@@ -404,18 +405,18 @@ TEST_CASE("training step: the size estimate, and the built Program stays within 
   const TransformerModel m = tiny(4);
   StepPlan p = plan_of(2, 2, 2, 2, 16);  // microbatches = gbs / (dp x mbs) = 16 / 2 = 8
   // Folded (tp and dp index 0 only; 8 GPUs per node is a multiple of tp 2): built ranks =
-  // pp x cp = 4; 4 x 8 microbatches x (4 layers / pp 2) x (40 + 8 cp) = 4 x 8 x 2 x 56 = 3584.
-  CHECK(estimated_step_ops(m, p, 8) == 3584);
-  // 3 GPUs per node is neither a multiple nor a divisor of tp 2: TP is built, 8 ranks, 7168.
-  CHECK(estimated_step_ops(m, p, 3) == 7168);
+  // pp x cp = 4; 4 x 8 microbatches x (4 layers / pp 2) x (48 + 8 cp) = 4 x 8 x 2 x 64 = 4096.
+  CHECK(estimated_step_ops(m, p, 8) == 4096);
+  // 3 GPUs per node is neither a multiple nor a divisor of tp 2: TP is built, 8 ranks, 8192.
+  CHECK(estimated_step_ops(m, p, 3) == 8192);
   const HardwareProfile hw = load_hardware("h100-sxm");
   CHECK(static_cast<std::int64_t>(build_training_step(m, p, hw.gpus_per_node).ops.size()) <=
         estimated_step_ops(m, p, hw.gpus_per_node));
   p.fold_dp = false;
   p.fold_tp = false;
-  // Unfolded: tp x pp x cp x dp = 16 built ranks: 16 x 8 x 2 x 56 = 14336.
-  CHECK(estimated_step_ops(m, p, 8) == 14336);
-  CHECK(static_cast<std::int64_t>(build_training_step(m, p, hw.gpus_per_node).ops.size()) <= 14336);
+  // Unfolded: tp x pp x cp x dp = 16 built ranks: 16 x 8 x 2 x 64 = 16384.
+  CHECK(estimated_step_ops(m, p, 8) == 16384);
+  CHECK(static_cast<std::int64_t>(build_training_step(m, p, hw.gpus_per_node).ops.size()) <= 16384);
 }
 
 TEST_CASE("training step: ZB-H1 is no slower than 1F1B for the same work (pure pipeline)") {
@@ -440,7 +441,10 @@ TEST_CASE("training step: the materialized attention core, op by op") {
   const Program prog = build_training_step(tiny(1), p, 8);
   std::vector<std::pair<std::string, KernelCall>> core;
   for (const Op& op : prog.ops) {
-    if (op.name.rfind("attn ", 0) != 0 || op.name.rfind("attn norm", 0) == 0) continue;
+    if (op.name.rfind("attn ", 0) != 0 || op.name.rfind("attn norm", 0) == 0 ||
+        op.name.find("residual") != std::string::npos) {
+      continue;
+    }
     core.emplace_back(op.name, std::get<KernelCall>(op.body));
   }
   // Forward: scores, softmax, context; backward: dprobs, dv, softmax bwd, dq, dk (no dropout).
