@@ -1,6 +1,8 @@
 #include "tools/compare_runs.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -26,6 +28,30 @@ ComparedRow row_header(const PublishedRun& run) {
   return r;
 }
 
+constexpr std::string_view kLayerTime = "single_transformer_layer_fwd_plus_bwd_time";
+
+// One transformer layer's forward plus backward, ms, as a profiler brackets it: on rank 0, the
+// first microbatch of the rank's first layer, from its first op's start to its last op's end in
+// the forward, the same in the backward (recomputation and weight gradients included).
+double layer_time_ms(const SimulationResult& r) {
+  int layer = -1;
+  for (const Op& op : r.program.ops) {
+    if (op.rank == 0 && op.labels.layer >= 0) {
+      layer = op.labels.layer;
+      break;
+    }
+  }
+  Nanos begin[2] = {-1, -1}, end[2] = {-1, -1};
+  for (const Op& op : r.program.ops) {
+    if (op.rank != 0 || op.labels.layer != layer || op.labels.microbatch != 0) continue;
+    const int pass = op.labels.phase == Phase::fwd ? 0 : 1;
+    const OpTiming& t = r.timeline.ops[static_cast<std::size_t>(op.id)];
+    if (begin[pass] < 0 || t.start < begin[pass]) begin[pass] = t.start;
+    end[pass] = std::max(end[pass], t.end);
+  }
+  return ns_to_seconds((end[0] - begin[0]) + (end[1] - begin[1])) * 1e3;
+}
+
 // The run's plan simulated and converted; sets predicted or the reason it is skipped.
 void predict(const PublishedRun& run, ComparedRow& row) {
   const auto planned = plan_run(run);
@@ -37,7 +63,8 @@ void predict(const PublishedRun& run, ComparedRow& row) {
   StepFigures figures;
   figures.model_flops = published_model_flops(run.source, p.model, p.plan);
   figures.peak_flops = p.hardware.peak_flops[static_cast<std::size_t>(p.plan.dtype)];
-  if (!published_metric(run.measured.metric, figures, p.plan)) {
+  const bool layer_time = run.measured.metric == kLayerTime;
+  if (!layer_time && !published_metric(run.measured.metric, figures, p.plan)) {
     row.reason = fmt::format("metric '{}' is not a whole-step quantity meshsim reports",
                              run.measured.metric);
     return;
@@ -46,6 +73,10 @@ void predict(const PublishedRun& run, ComparedRow& row) {
     row.oom = estimate_memory(p.model, memory_plan(p.plan), p.hardware).oom;
     const SimulationResult result =
         run_simulation(build_training_step(p.model, p.plan, p.hardware.gpus_per_node), p.hardware);
+    if (layer_time) {
+      row.predicted = layer_time_ms(result);
+      return;
+    }
     figures.step_time_s = evaluate_step(result, step_work(p.model, p.plan), p.hardware).step_time_s;
   } catch (const InputError& e) {
     row.reason = e.what();
