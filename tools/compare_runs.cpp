@@ -187,7 +187,11 @@ Comparison compare_published(const PublishedRuns& runs, const std::string& table
   for (const auto& run : runs.rows) {
     if (!table.empty() && run.table != table) continue;
     ComparedRow row = row_header(run);
-    predict(run, row);
+    try {
+      predict(run, row);
+    } catch (const InputError& e) {  // a field of the row that cannot be read: name the row
+      throw InputError(fmt::format("row {}: {}", run.id, e.what()));
+    }
     c.rows.push_back(std::move(row));
   }
   for (auto& r : memory_rows(runs, table)) c.rows.push_back(std::move(r));

@@ -181,9 +181,15 @@ std::optional<SkippedRun> fill_plan(const json& par, const json& cluster, StepPl
                                     std::vector<std::string>& notes) {
   const auto tp = count(par, "tp"), pp = count(par, "pp");
   if (!tp || !pp) return SkippedRun{"the source gives only the model-parallel size, not tp and pp"};
+  const std::int64_t cp = count(par, "cp").value_or(1);
+  for (const auto& [v, field] : {std::pair{*tp, "tp"}, std::pair{*pp, "pp"}, std::pair{cp, "cp"}}) {
+    if (v < 1 || v > (1 << 16)) {
+      throw InputError(fmt::format("field 'parallel.{}': expected 1 to 65536, got {}", field, v));
+    }
+  }
   p.tp = static_cast<int>(*tp);
   p.pp = static_cast<int>(*pp);
-  p.cp = static_cast<int>(count(par, "cp").value_or(1));
+  p.cp = static_cast<int>(cp);
   const auto gpus = count(cluster, "gpus");
   const auto dp = count(par, "dp");
   if (!dp && !gpus) return SkippedRun{"neither dp nor the number of GPUs is given"};

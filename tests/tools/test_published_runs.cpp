@@ -134,3 +134,62 @@ TEST_CASE("published runs: a malformed file names the row and field") {
   CHECK_THROWS_WITH_AS(read_one(row), "runs.json: row t5-001: field 'table' is missing",
                        InputError);
 }
+
+TEST_CASE("published runs: fuzzed fields are read, planned, skipped or refused, never crash") {
+  const json good = table5_row();
+  const std::vector<json> values = {nullptr,
+                                    0,
+                                    -1,
+                                    1,
+                                    3,
+                                    std::int64_t{1} << 62,
+                                    1.5,
+                                    -0.5,
+                                    1e308,
+                                    "",
+                                    "x",
+                                    "none",
+                                    "ZB-2p",
+                                    "H800",
+                                    json::array(),
+                                    json::object(),
+                                    true};
+  std::vector<json::json_pointer> paths;
+  for (const char* part : {"model", "cluster", "parallel", "measured"}) {
+    for (const auto& [key, value] : good[part].items()) {
+      paths.emplace_back(std::string("/") + part + "/" + key);
+    }
+    paths.emplace_back(std::string("/") + part);
+  }
+  for (const char* key : {"id", "table", "precision", "source"}) {
+    paths.emplace_back(std::string("/") + key);
+  }
+  std::size_t planned = 0, skipped_rows = 0, refused = 0;
+  for (const auto& path : paths) {
+    for (const auto& v : values) {
+      CAPTURE(path.to_string());
+      CAPTURE(v.dump());
+      json row = good;
+      row[path] = v;
+      try {
+        const auto p = plan_run(read_one(row));
+        if (std::holds_alternative<RunPlan>(p)) {
+          ++planned;
+        } else {
+          ++skipped_rows;
+        }
+      } catch (const InputError&) {
+        ++refused;
+      }
+    }
+  }
+  CHECK(planned > 0);
+  CHECK(skipped_rows > 0);
+  CHECK(refused > 0);
+  // dp left to the GPU count with a zero-sized mesh dimension: refused, not divided by zero.
+  json zero = good;
+  zero["parallel"]["dp"] = nullptr;
+  zero["parallel"]["tp"] = 0;
+  CHECK_THROWS_WITH_AS(plan_run(read_one(zero)), "field 'parallel.tp': expected 1 to 65536, got 0",
+                       InputError);
+}
