@@ -5,6 +5,9 @@
 // Sources:
 //  - NVIDIA H100 SXM5 datasheet: dense BF16/FP16 989 TFLOP/s, TF32 494.7 (used for fp32 math),
 //    FP64 tensor 67; HBM3 3.35 TB/s, 80 GB. H200 SXM: same compute, HBM3e 4.8 TB/s, 141 GB.
+//  - NVIDIA H800 SXM5 (the export variant of H100 SXM5): the same compute and HBM3 (80 GB,
+//    3.35 TB/s), NVLink 400 GB/s instead of 900 GB/s — 8 NVLink4 links instead of 18, so the bus
+//    bandwidth scales to 8 x 20.6 = 165 GB/s; NVLink SHARP is not assumed.
 //  - NVIDIA A100 SXM4 80 GB datasheet: BF16/FP16 312, TF32 156, FP64 tensor 19.5; HBM2e
 //    2.039 TB/s.
 //  - NCCL bus bandwidth: NVLink4 (18 links x 20.6 GB/s) about 370 GB/s; NVLink SHARP (NVLS)
@@ -89,6 +92,9 @@ const std::map<std::string, HardwareProfile, std::less<>>& builtins() {
     Figures h200 = hopper;
     h200.memory_gb = 141;
     h200.memory_tbps = 4.8;
+    Figures h800 = hopper;
+    h800.nvlink_bus_gbps = 165;
+    h800.nvls_bus_gbps = 0;
     const Figures ampere{
         .bf16_tflops = 312,
         .fp32_tflops = 156,
@@ -106,6 +112,7 @@ const std::map<std::string, HardwareProfile, std::less<>>& builtins() {
     for (const auto& [name, figures] :
          {std::pair<std::string, const Figures&>{"h100-sxm", hopper},
           std::pair<std::string, const Figures&>{"h200-sxm", h200},
+          std::pair<std::string, const Figures&>{"h800-sxm", h800},
           std::pair<std::string, const Figures&>{"a100-sxm", ampere}}) {
       m.emplace(name, hardware_from_json(profile_json(name, figures), "built-in " + name));
     }
@@ -117,7 +124,7 @@ const std::map<std::string, HardwareProfile, std::less<>>& builtins() {
 }  // namespace
 
 std::vector<std::string> builtin_hardware_names() {
-  return {"h100-sxm", "h200-sxm", "a100-sxm"};
+  return {"h100-sxm", "h200-sxm", "h800-sxm", "a100-sxm"};
 }
 
 std::optional<HardwareProfile> builtin_hardware(std::string_view name) {

@@ -251,6 +251,7 @@ std::variant<HardwareProfile, SkippedRun> hardware_for_gpu(std::string_view gpu)
   const char* name = g.find("a100") != std::string::npos   ? "a100-sxm"
                      : g.find("h100") != std::string::npos ? "h100-sxm"
                      : g.find("h200") != std::string::npos ? "h200-sxm"
+                     : g.find("h800") != std::string::npos ? "h800-sxm"
                                                            : nullptr;
   if (name == nullptr) {
     return SkippedRun{fmt::format("no hardware profile for GPU '{}' yet", gpu)};

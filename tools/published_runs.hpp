@@ -6,9 +6,9 @@
 // with the plan. Planning never reads a row's measured values (they are kept apart, in `measured`).
 //
 // Rules:
-//   GPU      "A100..." -> a100-sxm, "H100..." -> h100-sxm, "H200..." -> h200-sxm; a memory size
-//            printed in the name ("40GB", "96GB HBM2e") replaces the profile's; other GPUs (H800,
-//            ...) are skipped until a profile exists.
+//   GPU      "A100..." -> a100-sxm, "H100..." -> h100-sxm, "H200..." -> h200-sxm, "H800..." ->
+//            h800-sxm; a memory size printed in the name ("40GB", "96GB HBM2e") replaces the
+//            profile's; other GPUs are skipped until a profile exists.
 //   model    heads null: skipped; kv_heads null: heads (multi-head attention); ffn null: 4 x
 //   hidden;
 //            vocab null: 51,200 (GPT-like); seq from the model. Llama-named models: RMSNorm,

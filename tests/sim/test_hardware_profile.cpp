@@ -73,7 +73,7 @@ TEST_CASE("hardware profile: interpolate_efficiency is linear in log(size) and c
 
 TEST_CASE("hardware profile: built-ins carry the public figures") {
   CHECK(meshsim::builtin_hardware_names() ==
-        std::vector<std::string>{"h100-sxm", "h200-sxm", "a100-sxm"});
+        std::vector<std::string>{"h100-sxm", "h200-sxm", "h800-sxm", "a100-sxm"});
   const auto h = h100();
   CHECK(h.name == "h100-sxm");
   CHECK(h.gpus_per_node == 8);
@@ -100,6 +100,13 @@ TEST_CASE("hardware profile: built-ins carry the public figures") {
   CHECK(h200.peak_flops == h.peak_flops);
   CHECK(h200.memory_bw == doctest::Approx(4.8e12));
   CHECK(h200.memory_bytes == doctest::Approx(141e9));
+
+  // H800: H100's compute and memory, 8 of its 18 NVLink links (8 x 20.6 GB/s), no NVLS.
+  const auto h800 = meshsim::load_hardware("h800-sxm");
+  CHECK(h800.peak_flops == h.peak_flops);
+  CHECK(h800.memory_bw == h.memory_bw);
+  CHECK(h800.network.nvlink_bus_bw == doctest::Approx(165e9));
+  CHECK(h800.network.nvls_bus_bw == 0.0);
 
   const auto a100 = meshsim::load_hardware("a100-sxm");
   CHECK(a100.peak_flops[0] == doctest::Approx(312e12));
