@@ -2,9 +2,10 @@
 // `meshsim compare`: every published run simulated as `meshsim step` would (the same plan, the
 // same engine, sim/step_metrics' evaluation), converted to the run's own metric
 // (tools/published_metrics; a one-layer time is read off the simulated timeline: rank 0's first
-// layer in the first microbatch, forward span plus backward span), set against what was measured; per table the mean absolute
-// percentage error, the worst row and how many pairs of rows keep their measured order. Memory
-// rows compare the memory model's first pipeline stage with the printed per-GPU figures.
+// layer in the first microbatch, forward span plus backward span), set against what was measured;
+// per table the mean absolute percentage error, the worst row and how many pairs of rows keep their
+// measured order. Memory rows compare the memory model's first pipeline stage with the printed
+// per-GPU figures.
 #include <map>
 #include <optional>
 #include <string>
