@@ -186,6 +186,11 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   // The materialized core (StepPlan::attention) on the whole sequence of this rank's heads.
   void materialized_forward(const Ctx& c, Phase phase, const std::string& pre);
   void materialized_backward(const Ctx& c);
+  // One of its batched GEMMs, costed as one GEMM of m = b·(a/t)·s rows, n x k per row block.
+  void core_gemm(const Ctx& c, Phase phase, const std::string& name, std::int64_t n,
+                 std::int64_t k);
+  // One element-wise pass over its b·(a/t)·s·s scores.
+  void score_pass(const Ctx& c, Phase phase, const std::string& name);
 
   // ---- one transformer layer
   // ---------------------------------------------------------------------

@@ -108,38 +108,34 @@ void StepBuilder::attention_backward(const Ctx& c) {
 // scale-mask-softmax over the b·(a/t)·s·s scores, dropout on them when the model has dropout,
 // context = P V (s x d x s). The batched GEMMs are costed as one GEMM of the same FLOPs
 // (m = b·(a/t)·s); the score kernels as element-wise passes over b·(a/t)·s·s elements.
+void StepBuilder::core_gemm(const Ctx& c, Phase phase, const std::string& name, std::int64_t n,
+                            std::int64_t k) {
+  kernel(name, phase, c.layer, c.mb, c.chunk, KernelKind::gemm,
+         GemmShape{ring_.batch * ring_.heads * seq_, n, k});
+}
+
+void StepBuilder::score_pass(const Ctx& c, Phase phase, const std::string& name) {
+  kernel(name, phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+         VectorShape{ring_.batch * ring_.heads * seq_ * seq_});
+}
+
 void StepBuilder::materialized_forward(const Ctx& c, Phase phase, const std::string& pre) {
-  const std::int64_t rows = ring_.batch * ring_.heads * seq_, s = seq_, d = ring_.head_dim;
-  auto gemm = [&](const std::string& name, std::int64_t n, std::int64_t k) {
-    kernel(pre + name, phase, c.layer, c.mb, c.chunk, KernelKind::gemm, GemmShape{rows, n, k});
-  };
-  auto scores = [&](const std::string& name) {
-    kernel(pre + name, phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
-           VectorShape{rows * s});
-  };
-  gemm("attn scores", s, d);
-  scores("attn softmax");
-  if (m_.dropout) scores("attn dropout");
-  gemm("attn context", d, s);
+  core_gemm(c, phase, pre + "attn scores", seq_, ring_.head_dim);
+  score_pass(c, phase, pre + "attn softmax");
+  if (m_.dropout) score_pass(c, phase, pre + "attn dropout");
+  core_gemm(c, phase, pre + "attn context", ring_.head_dim, seq_);
 }
 
 // The backward of materialized_forward: dP = dO V^T and dV = P^T dO, dropout's mask on dP,
 // the softmax backward (dS), dQ = dS K and dK = dS^T Q.
 void StepBuilder::materialized_backward(const Ctx& c) {
-  const std::int64_t rows = ring_.batch * ring_.heads * seq_, s = seq_, d = ring_.head_dim;
-  auto gemm = [&](const std::string& name, std::int64_t n, std::int64_t k) {
-    kernel(name, Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::gemm, GemmShape{rows, n, k});
-  };
-  auto scores = [&](const std::string& name) {
-    kernel(name, Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
-           VectorShape{rows * s});
-  };
-  gemm("attn dprobs", s, d);
-  gemm("attn dv", d, s);
-  if (m_.dropout) scores("attn dropout bwd");
-  scores("attn softmax bwd");
-  gemm("attn dq", d, s);
-  gemm("attn dk", d, s);
+  const std::int64_t s = seq_, d = ring_.head_dim;
+  core_gemm(c, Phase::bwd, "attn dprobs", s, d);
+  core_gemm(c, Phase::bwd, "attn dv", d, s);
+  if (m_.dropout) score_pass(c, Phase::bwd, "attn dropout bwd");
+  score_pass(c, Phase::bwd, "attn softmax bwd");
+  core_gemm(c, Phase::bwd, "attn dq", d, s);
+  core_gemm(c, Phase::bwd, "attn dk", d, s);
 }
 
 void StepBuilder::layer_forward(const Ctx& c) {

@@ -174,28 +174,28 @@ std::string ranks_of(const Request& req) {
 
 // The prediction --compare sets the measured run against: the simulated Program (with its trace
 // when one is written) and the per-op comparison.
-struct Comparison {
+struct PredictedRun {
   TracedSimulation simulated;
   TimingComparison timings;
 };
 
-std::optional<Comparison> compare_with_simulation(const Request& req, const Program& program,
-                                                  const ValidateResult& result,
-                                                  const CommandContext& ctx,
-                                                  std::chrono::steady_clock::time_point started) {
+std::optional<PredictedRun> compare_with_simulation(const Request& req, const Program& program,
+                                                    const ValidateResult& result,
+                                                    const CommandContext& ctx,
+                                                    std::chrono::steady_clock::time_point started) {
   if (!req.compare) return std::nullopt;
   TracedSimulation simulated = run_traced_simulation(
       program, req.hardware,
       Provenance{ctx.command_line, req.hardware.name, hardware_hash(req.hardware)},
       !req.trace_path.empty(), started);
   TimingComparison timings = compare_timings(program, simulated.timeline, result.timeline);
-  return Comparison{std::move(simulated), std::move(timings)};
+  return PredictedRun{std::move(simulated), std::move(timings)};
 }
 
 // --save-program, --trace (side by side with the prediction under --compare) and --dump, staged
 // to be written together.
 void stage_files(const Request& req, const Program& program, const CommPlan& plan,
-                 const ValidateResult& result, const std::optional<Comparison>& comparison,
+                 const ValidateResult& result, const std::optional<PredictedRun>& comparison,
                  const CommandContext& ctx, OutputFiles& files) {
   if (!req.save_path.empty())
     files.stage(req.save_path, program_to_text(program), "--save-program");
@@ -255,7 +255,7 @@ ValidateRunInfo run_info(const Request& req, const ValidateResult& result,
 }
 
 void print_report(const Request& req, const Program& program, const ValidateResult& result,
-                  const ValidateRunInfo& info, const std::optional<Comparison>& comparison,
+                  const ValidateRunInfo& info, const std::optional<PredictedRun>& comparison,
                   const CommandContext& ctx) {
   if (req.json) {
     nlohmann::ordered_json j = measured_report_json(program, result.timeline, info);
@@ -283,7 +283,7 @@ void print_report(const Request& req, const Program& program, const ValidateResu
 int emit(const Request& req, const Program& program, const CommPlan& plan,
          const ValidateResult& result, const std::string& backend, const CommandContext& ctx,
          std::chrono::steady_clock::time_point started) {
-  const std::optional<Comparison> comparison =
+  const std::optional<PredictedRun> comparison =
       compare_with_simulation(req, program, result, ctx, started);
   OutputFiles files;
   stage_files(req, program, plan, result, comparison, ctx, files);

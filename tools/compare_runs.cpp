@@ -60,11 +60,8 @@ void predict(const PublishedRun& run, ComparedRow& row) {
     return;
   }
   const RunPlan& p = std::get<RunPlan>(planned);
-  StepFigures figures;
-  figures.model_flops = published_model_flops(run.source, p.model, p.plan);
-  figures.peak_flops = p.hardware.peak_flops[static_cast<std::size_t>(p.plan.dtype)];
   const bool layer_time = run.measured.metric == kLayerTime;
-  if (!layer_time && !published_metric(run.measured.metric, figures, p.plan)) {
+  if (!layer_time && !is_step_metric(run.measured.metric)) {
     row.reason = fmt::format("metric '{}' is not a whole-step quantity meshsim reports",
                              run.measured.metric);
     return;
@@ -77,12 +74,14 @@ void predict(const PublishedRun& run, ComparedRow& row) {
       row.predicted = layer_time_ms(result);
       return;
     }
+    StepFigures figures;
+    figures.model_flops = published_model_flops(run.source, p.model, p.plan);
+    figures.peak_flops = p.hardware.peak_flops[static_cast<std::size_t>(p.plan.dtype)];
     figures.step_time_s = evaluate_step(result, step_work(p.model, p.plan), p.hardware).step_time_s;
+    row.predicted = published_metric(run.measured.metric, figures, p.plan);
   } catch (const InputError& e) {
     row.reason = e.what();
-    return;
   }
-  row.predicted = published_metric(run.measured.metric, figures, p.plan);
 }
 
 // The first Table-5 run of the memory row's model, with the row's sp and recompute.

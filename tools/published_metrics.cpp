@@ -18,8 +18,17 @@ double published_model_flops(std::string_view source, const TransformerModel& mo
   return b * s * (6 * n + 12 * l * h * s);
 }
 
+bool is_step_metric(std::string_view metric) {
+  for (const char* m : {"iteration_time", "step_time", "samples_per_gpu_per_sec",
+                        "tokens_per_sec_per_gpu", "MFU", "model_tflops_per_gpu"}) {
+    if (metric == m) return true;
+  }
+  return false;
+}
+
 std::optional<double> published_metric(std::string_view metric, const StepFigures& step,
                                        const StepPlan& plan) {
+  if (!is_step_metric(metric)) return std::nullopt;
   const double gpus = world_size(plan);
   const double t = step.step_time_s;
   const double samples = static_cast<double>(plan.global_batch);

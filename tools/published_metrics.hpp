@@ -30,6 +30,8 @@ struct StepFigures {
   double peak_flops = 0;   // one GPU's dense peak in the run's dtype
 };
 
+// Whether `metric` is one of the whole-step quantities above.
+bool is_step_metric(std::string_view metric);
 // The figure in `metric`'s unit, or nullopt for a metric that is not a whole-step quantity.
 std::optional<double> published_metric(std::string_view metric, const StepFigures& step,
                                        const StepPlan& plan);

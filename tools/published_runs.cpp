@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/error.hpp"
+#include "sim/json_fields.hpp"
 
 namespace meshsim {
 namespace {
@@ -18,21 +19,6 @@ std::string lower(std::string_view s) {
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
-}
-
-// A required string or number of a row; InputError naming the row and field.
-const json& required(const json& row, const char* field, std::string_view where) {
-  if (!row.is_object() || !row.contains(field)) {
-    throw InputError(fmt::format("{}: field '{}' is missing", where, field));
-  }
-  return row.at(field);
-}
-
-std::string required_string(const json& row, const char* field, std::string_view where) {
-  const json& v = required(row, field, where);
-  if (!v.is_string())
-    throw InputError(fmt::format("{}: field '{}': expected a string", where, field));
-  return v.get<std::string>();
 }
 
 // An optional positive integer (nullopt when absent or null).
@@ -54,50 +40,43 @@ std::optional<std::string> text(const json& obj, const char* field) {
   return obj.at(field).get<std::string>();
 }
 
-PublishedRun read_run(const json& row, std::size_t index, std::string_view origin) {
-  const std::string where = fmt::format("{}: rows[{}]", origin, index);
+// An optional free-text field (absent, null or not a string: nullopt; the file's free text is
+// never an error).
+std::optional<std::string> optional_string(const JsonField& f, std::string_view key) {
+  if (!f.has(key) || !f[key].raw().is_string()) return std::nullopt;
+  return f[key].as_string();
+}
+
+PublishedRun read_run(const JsonField& row, std::string_view origin) {
   PublishedRun r;
-  r.id = required_string(row, "id", where);
-  const std::string at = fmt::format("{}: row {}", origin, r.id);
-  r.table = required_string(row, "table", at);
-  r.source = required_string(required(row, "source", at), "id", at + " source");
-  r.model = required(row, "model", at);
-  r.cluster = required(row, "cluster", at);
-  r.parallel = required(row, "parallel", at);
-  for (const auto* part : {"model", "cluster", "parallel"}) {
-    if (!row.at(part).is_object()) {
-      throw InputError(fmt::format("{}: field '{}': expected an object", at, part));
-    }
+  r.id = row["id"].as_string();
+  // From here on, errors name the row by its id.
+  const JsonField f(row.raw(), fmt::format("{}: row {}", origin, r.id));
+  r.table = f["table"].as_string();
+  r.source = f["source"]["id"].as_string();
+  for (const char* part : {"model", "cluster", "parallel"}) {
+    if (!f[part].raw().is_object()) f[part].fail("an object");
   }
-  r.precision = row.contains("precision") && row.at("precision").is_string()
-                    ? row.at("precision").get<std::string>()
-                    : "";
-  const json& m = required(row, "measured", at);
-  r.measured.metric = required_string(m, "metric", at + " measured");
-  r.measured.unit =
-      m.contains("unit") && m.at("unit").is_string() ? m.at("unit").get<std::string>() : "";
-  const json& value = required(m, "value", at + " measured");
-  if (!value.is_number()) {
-    throw InputError(fmt::format("{}: field 'measured.value': expected a number", at));
-  }
-  r.measured.value = value.get<double>();
+  r.model = f["model"].raw();
+  r.cluster = f["cluster"].raw();
+  r.parallel = f["parallel"].raw();
+  r.precision = optional_string(f, "precision").value_or("");
+  const JsonField m = f["measured"];
+  r.measured.metric = m["metric"].as_string();
+  r.measured.unit = optional_string(m, "unit").value_or("");
+  r.measured.value = m["value"].as_number();
   return r;
 }
 
-PublishedMemoryRow read_memory_row(const json& row, std::size_t index, std::string_view origin) {
-  const std::string where = fmt::format("{}: memory_rows[{}]", origin, index);
+PublishedMemoryRow read_memory_row(const JsonField& row, std::size_t index) {
   PublishedMemoryRow r;
   r.id = fmt::format("memory-{:03}", index + 1);
-  r.model = required_string(row, "model", where);
-  r.sp = row.contains("sp") && row.at("sp").is_boolean() && row.at("sp").get<bool>();
-  r.recompute = text(row, "recompute").value_or("none");
-  const json& m = required(row, "measured", where);
-  auto number = [&](const char* field) -> std::optional<double> {
-    if (!m.contains(field)) return std::nullopt;
-    if (!m.at(field).is_number()) {
-      throw InputError(fmt::format("{}: field 'measured.{}': expected a number", where, field));
-    }
-    return m.at(field).get<double>();
+  r.model = row["model"].as_string();
+  r.sp = row.has("sp") && row["sp"].raw().is_boolean() && row["sp"].as_bool();
+  r.recompute = text(row.raw(), "recompute").value_or("none");
+  const JsonField m = row["measured"];
+  auto number = [&](std::string_view key) -> std::optional<double> {
+    return m.has(key) ? std::optional<double>(m[key].as_number()) : std::nullopt;
   };
   r.params_plus_optimizer_gib = number("params_plus_optimizer_GiB");
   r.activations_gib = number("activations_GiB");
@@ -207,11 +186,12 @@ std::optional<SkippedRun> fill_plan(const json& par, const json& cluster, StepPl
                                   text(par, "pipeline_schedule").value_or(""))};
   }
   p.schedule = *schedule;
-  p.vp = static_cast<int>(
-      count(par, "vp").value_or(p.schedule == PipelineSchedule::interleaved ? 2 : 1));
-  if (!count(par, "vp") && p.schedule == PipelineSchedule::interleaved)
-    notes.emplace_back("vp = 2");
-  if (p.schedule != PipelineSchedule::interleaved) p.vp = 1;
+  p.vp = 1;  // chunks only for the interleaved schedule
+  if (p.schedule == PipelineSchedule::interleaved) {
+    const auto vp = count(par, "vp");
+    p.vp = static_cast<int>(vp.value_or(2));
+    if (!vp) notes.emplace_back("vp = 2");
+  }
   p.sequence_parallel = par.contains("sp") && par.at("sp").is_boolean() && par.at("sp").get<bool>();
   const auto recompute = parse_recompute(lower(text(par, "recompute").value_or("none")));
   if (!recompute) {
@@ -231,16 +211,14 @@ PublishedRuns read_published_runs(const json& doc, std::string_view origin) {
   if (!doc.is_object() || !doc.contains("rows") || !doc.at("rows").is_array()) {
     throw InputError(fmt::format("{}: field 'rows': expected an array of runs", origin));
   }
+  const JsonField file(doc, std::string(origin));
   PublishedRuns runs;
-  const json& rows = doc.at("rows");
-  for (std::size_t i = 0; i < rows.size(); ++i) runs.rows.push_back(read_run(rows[i], i, origin));
-  if (doc.contains("memory_rows")) {
-    const json& mem = doc.at("memory_rows");
-    if (!mem.is_array()) {
-      throw InputError(fmt::format("{}: field 'memory_rows': expected an array", origin));
-    }
+  const JsonField rows = file["rows"];
+  for (std::size_t i = 0; i < rows.size(); ++i) runs.rows.push_back(read_run(rows.at(i), origin));
+  if (file.has("memory_rows")) {
+    const JsonField mem = file["memory_rows"];
     for (std::size_t i = 0; i < mem.size(); ++i) {
-      runs.memory_rows.push_back(read_memory_row(mem[i], i, origin));
+      runs.memory_rows.push_back(read_memory_row(mem.at(i), i));
     }
   }
   return runs;

@@ -1,11 +1,8 @@
 #include "validate/cpu/cpu_kernel_runner.hpp"
 
-#include <array>
-
 #include <fmt/format.h>
 
 #include "kernels/cpu/gemm.hpp"
-#include "sim/enum_names.hpp"
 #include "sim/error.hpp"
 #include "validate/cpu/cpu_ops.hpp"
 
