@@ -1,5 +1,6 @@
 // meshsim compare RUNS.json: published training runs simulated and set against what was measured
 // (tools/compare_runs; the file's schema in data/published/README.md).
+#include <filesystem>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -9,13 +10,29 @@
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
 #include "tools/compare_runs.hpp"
+#include "tools/published_configs.hpp"
 
 namespace meshsim {
+namespace {
+
+// The companion configs file: the flag's, none for 'none', else published_configs.json in the
+// runs file's folder when it exists.
+std::string configs_path(const std::string& runs_path, const std::string& flag) {
+  if (flag == "none") return {};
+  if (!flag.empty()) return flag;
+  const auto beside = std::filesystem::path(runs_path).parent_path() / "published_configs.json";
+  return std::filesystem::exists(beside) ? beside.string() : std::string();
+}
+
+}  // namespace
 
 int run_compare_command(std::span<const std::string> argv, const CommandContext& ctx) {
   // The runs file comes first, as `meshsim compare RUNS.json [flags]`.
   const bool has_file = !argv.empty() && !argv[0].starts_with("-");
   const std::vector<OptionSpec> specs = {
+      {"--configs", "FILE",
+       "companion-source fields for rows that leave them null [published_configs.json beside "
+       "RUNS.json, when present; 'none' for no file]"},
       {"--table", "NAME", "only the rows of this table (e.g. zero_bubble_table4, memory_rows)"},
       {"--json", "", "print one JSON object: {rows: [...], tables: {...}}"},
       {"--markdown", "", "print one Markdown table of the per-table summaries"},
@@ -35,7 +52,11 @@ int run_compare_command(std::span<const std::string> argv, const CommandContext&
     throw InputError("compare: expected the runs file first: meshsim compare RUNS.json [flags]");
   }
   const std::string& path = argv[0];
-  const PublishedRuns runs = read_published_runs(parse_json_text(read_text_file(path), path), path);
+  PublishedRuns runs = read_published_runs(parse_json_text(read_text_file(path), path), path);
+  const std::string configs = configs_path(path, args.get("--configs", ""));
+  if (!configs.empty()) {
+    apply_published_configs(runs, parse_json_text(read_text_file(configs), configs), configs);
+  }
   const std::string table = args.get("--table", "");
   const Comparison c = compare_published(runs, table);
   if (c.rows.empty()) {

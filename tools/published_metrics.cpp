@@ -11,7 +11,7 @@ double published_model_flops(std::string_view source, const TransformerModel& mo
   if (source == "korthikanti2022") {
     return 72 * b * s * l * h * h * (1 + s / (6 * h) + v / (12 * l * h));
   }
-  if (source == "megatron_readme") {
+  if (source.starts_with("megatron_readme")) {
     return 96 * b * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h));
   }
   const double n = static_cast<double>(count_parameters(model).total);

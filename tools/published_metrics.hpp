@@ -8,7 +8,7 @@
 // Model FLOPs per step follow the source:
 //   korthikanti2022      72 B s l h^2 (1 + s/(6h) + V/(12 l h))   (Korthikanti et al. 2022, Sec. 6:
 //                        the model FLOPs of Narayanan et al. 2021 without recomputation)
-//   megatron_readme      96 B s l h^2 (1 + s/(6h) + V/(16 l h))   (Narayanan et al. 2021, Eq. 3:
+//   megatron_readme*     96 B s l h^2 (1 + s/(6h) + V/(16 l h))   (Narayanan et al. 2021, Eq. 3:
 //                        full recomputation counted, as the 2021 README's TFLOP/s are)
 //   anything else        (6 N + 12 l h s) per token               (the Llama 3 / PaLM convention)
 // with B = gbs, s = seq, l = layers, h = hidden, V = vocab, N = parameters.

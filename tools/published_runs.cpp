@@ -156,7 +156,15 @@ DType dtype_of(const std::string& precision) {
 }
 
 // The parallel settings by the rules of the header, or why not.
-std::optional<SkippedRun> fill_plan(const json& par, const json& cluster, StepPlan& p,
+// The smallest number >= 2 of chunks that splits a stage's layers evenly (1 when none does).
+int smallest_chunking(int stage_layers) {
+  for (int v = 2; v <= stage_layers; ++v) {
+    if (stage_layers % v == 0) return v;
+  }
+  return 1;
+}
+
+std::optional<SkippedRun> fill_plan(const json& par, const json& cluster, int layers, StepPlan& p,
                                     std::vector<std::string>& notes) {
   const auto tp = count(par, "tp"), pp = count(par, "pp");
   if (!tp || !pp) return SkippedRun{"the source gives only the model-parallel size, not tp and pp"};
@@ -189,8 +197,8 @@ std::optional<SkippedRun> fill_plan(const json& par, const json& cluster, StepPl
   p.vp = 1;  // chunks only for the interleaved schedule
   if (p.schedule == PipelineSchedule::interleaved) {
     const auto vp = count(par, "vp");
-    p.vp = static_cast<int>(vp.value_or(2));
-    if (!vp) notes.emplace_back("vp = 2");
+    p.vp = vp ? static_cast<int>(*vp) : smallest_chunking(p.pp > 0 ? layers / p.pp : 0);
+    if (!vp) notes.push_back(fmt::format("vp = {}", p.vp));
   }
   p.sequence_parallel = par.contains("sp") && par.at("sp").is_boolean() && par.at("sp").get<bool>();
   const auto recompute = parse_recompute(lower(text(par, "recompute").value_or("none")));
@@ -243,6 +251,7 @@ std::variant<HardwareProfile, SkippedRun> hardware_for_gpu(std::string_view gpu)
 
 std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
   RunPlan out;
+  out.conventions = run.filled;
   auto model = model_of(run.model, out.conventions);
   if (auto* skipped = std::get_if<SkippedRun>(&model)) return *skipped;
   out.model = std::get<TransformerModel>(model);
@@ -252,12 +261,13 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
   if (const auto gpn = count(run.cluster, "gpus_per_node")) {
     out.hardware.gpus_per_node = static_cast<int>(*gpn);
   }
-  if (auto skipped = fill_plan(run.parallel, run.cluster, out.plan, out.conventions)) {
+  if (auto skipped =
+          fill_plan(run.parallel, run.cluster, out.model.layers, out.plan, out.conventions)) {
     return *skipped;
   }
   out.plan.seq = out.model.seq_len;
   out.plan.dtype = dtype_of(run.precision);
-  if (run.source == "korthikanti2022" || run.source == "megatron_readme") {
+  if (run.source == "korthikanti2022" || run.source.starts_with("megatron_readme")) {
     out.plan.attention = AttentionCore::materialized;
     out.conventions.emplace_back("attention materialized (Megatron-LM of 2021-2022)");
   }

@@ -5,6 +5,9 @@
 // row is skipped with the reason; conventions filled for fields the source leaves null are listed
 // with the plan. Planning never reads a row's measured values (they are kept apart, in `measured`).
 //
+// Before these rules, null fields that a companion publication of the same runs prints are filled
+// from it (tools/published_configs.hpp); the plan lists them first among its conventions.
+//
 // Rules:
 //   GPU      "A100..." -> a100-sxm, "H100..." -> h100-sxm, "H200..." -> h200-sxm, "H800..." ->
 //            h800-sxm; a memory size printed in the name ("40GB", "96GB HBM2e") replaces the
@@ -15,7 +18,8 @@
 //            SwiGLU, RoPE, untied embeddings; every other model GPT-style: LayerNorm, GELU MLP,
 //            biases, learned positions, tied embeddings, dropout.
 //   parallel tp or pp null: skipped (the source gives only their product); dp null: the GPUs left;
-//            cp, vp null: 1 (vp 2 for an interleaved schedule); micro_batch null: skipped;
+//            cp null: 1; vp null: 1, or for an interleaved schedule the smallest divisor >= 2
+//            of layers / pp (2 when it is even); micro_batch null: skipped;
 //            global_batch null: num_microbatches x dp x micro_batch; sp null: off; recompute
 //            none | selective | full (anything else skipped); distributed_optimizer null: off.
 //   schedule none / 1F1B -> 1f1b; interleaved-1F1B / 1F1B-I -> interleaved; ZB-1p -> zb-h1 (the
@@ -23,7 +27,7 @@
 //            others skipped.
 //   dtype    "bf16" in the precision -> bf16, else "fp16" -> fp16, else bf16.
 //   attention materialized for the Megatron-LM runs of 2021-2022 (sources korthikanti2022 and
-//            megatron_readme: FlashAttention, Dao et al. May 2022, reached Megatron-LM in 2023 as
+//            megatron_readme*: FlashAttention, Dao et al. May 2022, reached Megatron-LM in 2023 as
 //            --use-flash-attn); flash for every other source.
 #include <optional>
 #include <string>
@@ -52,6 +56,7 @@ struct PublishedRun {
   nlohmann::json model, cluster, parallel;  // as printed (null where the source is silent)
   std::string precision;
   PublishedMeasurement measured;
+  std::vector<std::string> filled;  // fields filled from a companion source (published_configs)
 };
 
 // A per-GPU memory figure of a configuration named by its model (the plans are the rows of

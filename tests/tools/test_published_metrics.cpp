@@ -39,7 +39,7 @@ TEST_CASE("published FLOPs: the source's own formula") {
   CHECK(published_model_flops("korthikanti2022", m, p) == doctest::Approx(korthikanti));
   CHECK(korthikanti == doctest::Approx(1.1433e15).epsilon(1e-3));
   const double narayanan = 96 * b * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h));
-  CHECK(published_model_flops("megatron_readme", m, p) == doctest::Approx(narayanan));
+  CHECK(published_model_flops("megatron_readme_a100_2021", m, p) == doctest::Approx(narayanan));
   // Other sources: (6N + 12 l h s) per token, N the exact parameter count.
   const double n = static_cast<double>(count_parameters(m).total);
   CHECK(published_model_flops("llama3", m, p) == doctest::Approx(b * s * (6 * n + 12 * l * h * s)));

@@ -97,6 +97,19 @@ TEST_CASE("published runs: null fields take the documented conventions") {
   CHECK(p.conventions.size() == 6);  // five nulls filled, and the attention core
 }
 
+TEST_CASE("published runs: vp of an interleaved run without one splits each stage's layers") {
+  json row = table5_row();  // 48 layers
+  row["parallel"]["pipeline_schedule"] = "interleaved-1F1B";
+  row["parallel"]["tp"] = 1;
+  row["parallel"]["dp"] = 1;
+  row["parallel"]["num_microbatches"] = 16;
+  row["parallel"]["global_batch"] = nullptr;
+  row["parallel"]["pp"] = 16;  // 3 layers per stage: 2 does not divide 3, 3 does
+  CHECK(planned(row).plan.vp == 3);
+  row["parallel"]["pp"] = 8;  // 6 layers per stage: 2 chunks of 3
+  CHECK(planned(row).plan.vp == 2);
+}
+
 TEST_CASE("published runs: rows meshsim cannot express are skipped with the reason") {
   json no_heads = table5_row();
   no_heads["model"]["heads"] = nullptr;
