@@ -83,8 +83,17 @@ void StepBuilder::finish_rank() {
   for (int c = 0; c < v_; ++c) params += chunk_params(gs(pr_, c));
   const bool dist = p_.distributed_optimizer && dp_size_ > 1;
   waits_.insert(waits_.end(), dp_ops_.begin(), dp_ops_.end());
+  const std::int64_t shard = dist ? (params + dp_size_ - 1) / dp_size_ : params;
+  if (p_.dtype == DType::fp16) {
+    // fp16 trains with a dynamic loss scale: the fp32 gradients are unscaled in place and checked
+    // for inf/nan before the step (Megatron-LM's _unscale_main_grads_and_check_for_nan).
+    const KernelCall unscale{KernelKind::elementwise, DType::fp32, VectorShape{shard}, {}, {},
+                             ElementwiseFn::none};
+    last_compute_ = builder_.add(rank_, compute_, "unscale grads",
+                                 OpLabels{Phase::optimizer, -1, -1, -1, -1}, unscale, take_waits());
+  }
   kernel("optimizer step", Phase::optimizer, -1, -1, -1, KernelKind::optimizer_update,
-         VectorShape{dist ? (params + dp_size_ - 1) / dp_size_ : params});
+         VectorShape{shard});
   if (dist) {
     for (std::size_t b = 0; b < bucket_bytes_.size(); ++b) {
       // Updated bf16 parameters: the bucket's fp32 grad bytes / 2 (4-byte grads, 2-byte params).

@@ -49,7 +49,8 @@
 //   waiting behind the previous one would hold back the gradient send that the previous stage
 //   waits for, and the delay would chain through every stage); bytes = the
 //   bucket's parameters on this rank (TP shard) x 4 (fp32 main grads); reduce-scatter with the
-//   distributed optimizer, else all-reduce. Then one optimizer_update over the rank's parameters
+//   distributed optimizer, else all-reduce. Then (fp16: an fp32 gradient unscale, elementwise)
+//   one optimizer_update over the rank's parameters
 //   (/ (dp x cp) distributed) after every reduction, and with the distributed optimizer an
 //   all-gather of the updated bf16 parameters per bucket.
 // Folding (fold_dp): the mesh is still the whole tp x cp x dp x pp mesh (so every pipeline

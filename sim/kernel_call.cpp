@@ -179,7 +179,10 @@ double kernel_bytes(const KernelCall& call) {
     case KernelKind::accumulate:
       return 3.0 * n * e;  // read x, read y, write y
     case KernelKind::optimizer_update:
-      return n * (e + 4.0 * 4.0);  // weight in dtype; fp32 master, grad, two moments
+      // Adam over fp32 master weights (Megatron-LM's mixed-precision optimizer step with a fused
+      // Adam, then the master copied into the model's weight): read the fp32 gradient; read and
+      // write the fp32 master and both moments; write the weight in its dtype.
+      return n * (4.0 + 3.0 * 2.0 * 4.0 + e);
     default:
       return 2.0 * n * e;  // read x, write y
   }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "schedules/memory_model.hpp"
 #include "sim/error.hpp"
 #include "sim/json_fields.hpp"
 
@@ -156,12 +157,22 @@ DType dtype_of(const std::string& precision) {
 }
 
 // The parallel settings by the rules of the header, or why not.
-// The smallest number >= 2 of chunks that splits a stage's layers evenly (1 when none does).
-int smallest_chunking(int stage_layers) {
-  for (int v = 2; v <= stage_layers; ++v) {
-    if (stage_layers % v == 0) return v;
+// Chunks per rank for an interleaved run that does not print them: the smallest v >= 2 that
+// splits the layers evenly over pp x v stages (what Megatron-LM required before its uneven
+// option), else the smallest v >= 2 whose stages take the layers by split_layers' uneven
+// first/last-stage rule, else 2 (the plan's check then says why).
+int smallest_chunking(int layers, int pp) {
+  for (int v = 2; pp * v <= layers; ++v) {
+    if (layers % (pp * v) == 0) return v;
   }
-  return 1;
+  for (int v = 2; pp * v <= layers; ++v) {
+    try {
+      split_layers(layers, pp * v);
+      return v;
+    } catch (const InputError&) {
+    }
+  }
+  return 2;
 }
 
 std::optional<SkippedRun> fill_plan(const json& par, const json& cluster, int layers, StepPlan& p,
@@ -197,7 +208,7 @@ std::optional<SkippedRun> fill_plan(const json& par, const json& cluster, int la
   p.vp = 1;  // chunks only for the interleaved schedule
   if (p.schedule == PipelineSchedule::interleaved) {
     const auto vp = count(par, "vp");
-    p.vp = vp ? static_cast<int>(*vp) : smallest_chunking(p.pp > 0 ? layers / p.pp : 0);
+    p.vp = vp ? static_cast<int>(*vp) : smallest_chunking(layers, p.pp);
     if (!vp) notes.push_back(fmt::format("vp = {}", p.vp));
   }
   p.sequence_parallel = par.contains("sp") && par.at("sp").is_boolean() && par.at("sp").get<bool>();

@@ -18,8 +18,9 @@
 //            SwiGLU, RoPE, untied embeddings; every other model GPT-style: LayerNorm, GELU MLP,
 //            biases, learned positions, tied embeddings, dropout.
 //   parallel tp or pp null: skipped (the source gives only their product); dp null: the GPUs left;
-//            cp null: 1; vp null: 1, or for an interleaved schedule the smallest divisor >= 2
-//            of layers / pp (2 when it is even); micro_batch null: skipped;
+//            cp null: 1; vp null: 1, or for an interleaved schedule the smallest v >= 2 whose
+//            pp x v stages take the layers evenly, else the smallest taking them by the uneven
+//            first/last-stage rule of split_layers; micro_batch null: skipped;
 //            global_batch null: num_microbatches x dp x micro_batch; sp null: off; recompute
 //            none | selective | full (anything else skipped); distributed_optimizer null: off.
 //   schedule none / 1F1B -> 1f1b; interleaved-1F1B / 1F1B-I -> interleaved; ZB-1p -> zb-h1 (the

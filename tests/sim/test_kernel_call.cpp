@@ -100,3 +100,12 @@ TEST_CASE("kernel call: elementwise function names round trip") {
   }
   CHECK_FALSE(parse_elementwise_fn("tanh").has_value());
 }
+
+TEST_CASE("kernel call: an Adam step moves 28 bytes of fp32 state plus the weight per parameter") {
+  // Read the fp32 gradient (4); read and write the fp32 master weight and both moments (3 x 8);
+  // write the weight in its dtype (2 for bf16, 4 for fp32).
+  const KernelCall bf16{KernelKind::optimizer_update, DType::bf16, VectorShape{1000}, {}, {}, {}};
+  CHECK(kernel_bytes(bf16) == doctest::Approx(1000.0 * (4 + 24 + 2)));
+  const KernelCall fp32{KernelKind::optimizer_update, DType::fp32, VectorShape{1000}, {}, {}, {}};
+  CHECK(kernel_bytes(fp32) == doctest::Approx(1000.0 * (4 + 24 + 4)));
+}

@@ -108,6 +108,10 @@ TEST_CASE("published runs: vp of an interleaved run without one splits each stag
   CHECK(planned(row).plan.vp == 3);
   row["parallel"]["pp"] = 8;  // 6 layers per stage: 2 chunks of 3
   CHECK(planned(row).plan.vp == 2);
+  // pp 5: 5v never divides 48; v = 2 takes them unevenly: 4, 5 x 8, 4.
+  row["parallel"]["pp"] = 5;
+  row["parallel"]["num_microbatches"] = 20;
+  CHECK(planned(row).plan.vp == 2);
 }
 
 TEST_CASE("published runs: rows meshsim cannot express are skipped with the reason") {
