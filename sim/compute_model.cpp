@@ -65,4 +65,23 @@ double compute_seconds(const HardwareProfile& hw, const KernelCall& call) {
   return hw.launch_overhead + std::max(math, memory);
 }
 
+HardwareProfile select_attention_kernel(HardwareProfile profile, std::string_view family,
+                                        std::string_view flag) {
+  const auto it = profile.attention_kernels.find(std::string(family));
+  if (it == profile.attention_kernels.end()) {
+    std::string have;
+    for (const auto& [name, tables] : profile.attention_kernels) {
+      have += fmt::format("{}{}", have.empty() ? "" : ", ", name);
+    }
+    throw InputError(
+        fmt::format("{} {}: hardware profile '{}' has no such attention kernel family "
+                    "(it has: {})",
+                    flag, family, profile.name, have.empty() ? "none" : have));
+  }
+  profile.compute_efficiency["attention_fwd"] = it->second.fwd;
+  profile.compute_efficiency["attention_bwd"] = it->second.bwd;
+  profile.attention_kernel = it->first;
+  return profile;
+}
+
 }  // namespace meshsim

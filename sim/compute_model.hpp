@@ -14,6 +14,11 @@ double compute_seconds(const HardwareProfile& hw, const KernelCall& call);
 // The efficiency table a call looks up first: "<kind>" or, with a fused function, "<kind>.<fn>"
 // ("gemm.gelu", "linear_bwd.relu"); the kind's own table and "default" are the fall-backs.
 std::string efficiency_key(const KernelCall& call);
+// The profile with compute_efficiency's attention_fwd/attention_bwd tables replaced by those of
+// the attention kernel family `family` (one of profile.attention_kernels); InputError naming
+// `flag` and the families the profile has otherwise.
+HardwareProfile select_attention_kernel(HardwareProfile profile, std::string_view family,
+                                        std::string_view flag);
 inline Nanos compute_time(const HardwareProfile& hw, const KernelCall& call) {
   return seconds_to_ns(compute_seconds(hw, call));
 }

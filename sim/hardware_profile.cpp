@@ -76,7 +76,11 @@ constexpr std::string_view kTopFields[] = {"schema_version",
                                            "compute_efficiency",
                                            "memory_efficiency",
                                            "comm_interference",
-                                           "network"};
+                                           "network",
+                                           "attention_kernels",
+                                           "attention_kernel",
+                                           "sources"};
+constexpr std::string_view kAttentionKernelFields[] = {"attention_fwd", "attention_bwd"};
 constexpr std::string_view kNetworkFields[] = {
     "nvlink_bus_gbps",         "nvls_bus_gbps",   "nic_gbps",
     "nics_per_node",           "base_latency_us", "nvlink_step_latency_us",
@@ -327,6 +331,40 @@ void read_network(const json& j, const Reader& r, NetworkProfile& n) {
   if (v.contains("calibrated")) read_calibrated_links(v, r, n);
 }
 
+// "attention_kernels", "attention_kernel" and "sources": optional.
+void read_provenance(const json& j, const Reader& r, HardwareProfile& hw) {
+  if (j.contains("attention_kernels")) {
+    const json& v = j["attention_kernels"];
+    if (!v.is_object()) r.expected("attention_kernels", "an object of kernel families", v);
+    for (const auto& [family, tables] : v.items()) {
+      const std::string at = "attention_kernels." + printable(family);
+      if (!tables.is_object())
+        r.expected(at, "an object with attention_fwd and attention_bwd", tables);
+      r.reject_unknown(tables, at + ".", kAttentionKernelFields);
+      hw.attention_kernels[family] = AttentionKernelTables{
+          r.table(r.field(tables, at + ".attention_fwd", "attention_fwd", "a table"),
+                  at + ".attention_fwd"),
+          r.table(r.field(tables, at + ".attention_bwd", "attention_bwd", "a table"),
+                  at + ".attention_bwd")};
+    }
+  }
+  if (j.contains("attention_kernel")) {
+    const json& v = j["attention_kernel"];
+    if (!v.is_string() || !hw.attention_kernels.contains(v.get<std::string>())) {
+      r.expected("attention_kernel", "the name of one of attention_kernels", v);
+    }
+    hw.attention_kernel = v.get<std::string>();
+  }
+  if (j.contains("sources")) {
+    const json& v = j["sources"];
+    if (!v.is_object()) r.expected("sources", "an object of source texts by field", v);
+    for (const auto& [field, text] : v.items()) {
+      if (!text.is_string()) r.expected("sources." + printable(field), "a string", text);
+      hw.sources[field] = text.get<std::string>();
+    }
+  }
+}
+
 HardwareProfile parse_profile(const json& j, const Reader& r, std::string_view origin) {
   check_profile_header(j, r, origin);
   HardwareProfile hw;
@@ -344,6 +382,7 @@ HardwareProfile parse_profile(const json& j, const Reader& r, std::string_view o
   }
   hw.comm_interference = r.number(j, "", "comm_interference", Need::at_least_one, kUnitOne);
   read_network(j, r, hw.network);
+  read_provenance(j, r, hw);
   return hw;
 }
 
@@ -381,7 +420,7 @@ json to_json(const HardwareProfile& hw) {
     }
     network["calibrated"] = std::move(c);
   }
-  return json{
+  json out{
       {"schema_version", kHardwareSchemaVersion},
       {"name", hw.name},
       {"gpus_per_node", hw.gpus_per_node},
@@ -394,6 +433,17 @@ json to_json(const HardwareProfile& hw) {
       {"comm_interference", hw.comm_interference},
       {"network", std::move(network)},
   };
+  if (!hw.attention_kernels.empty()) {
+    json families = json::object();
+    for (const auto& [family, t] : hw.attention_kernels) {
+      families[family] = {{"attention_fwd", table_to_json(t.fwd)},
+                          {"attention_bwd", table_to_json(t.bwd)}};
+    }
+    out["attention_kernels"] = std::move(families);
+  }
+  if (!hw.attention_kernel.empty()) out["attention_kernel"] = hw.attention_kernel;
+  if (!hw.sources.empty()) out["sources"] = hw.sources;
+  return out;
 }
 
 HardwareProfile hardware_from_json(const json& j, std::string_view origin) {

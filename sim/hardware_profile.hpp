@@ -51,6 +51,12 @@ struct NetworkProfile {
   bool operator==(const NetworkProfile&) const = default;
 };
 
+// One attention kernel family's efficiency tables (FlashAttention-2, FlashAttention-3, ...).
+struct AttentionKernelTables {
+  EfficiencyTable fwd, bwd;
+  bool operator==(const AttentionKernelTables&) const = default;
+};
+
 struct HardwareProfile {
   std::string name;
   int gpus_per_node = 8;
@@ -64,6 +70,12 @@ struct HardwareProfile {
   EfficiencyTable memory_efficiency;
   double comm_interference = 1.0;  // compute slow-down factor while comm kernels run (>= 1)
   NetworkProfile network;
+  // Attention kernel families by name; compute_efficiency's attention_fwd/attention_bwd tables are
+  // those of `attention_kernel` (select_attention_kernel in sim/compute_model.hpp switches them).
+  std::map<std::string, AttentionKernelTables> attention_kernels;
+  std::string attention_kernel;  // "" when the profile names no family
+  // Where each figure comes from, by field ("peak_tflops", "network.nic_gbps", ...).
+  std::map<std::string, std::string> sources;
   bool operator==(const HardwareProfile&) const = default;
 };
 
@@ -78,7 +90,9 @@ struct HardwareProfile {
 //               "nics_per_node", "base_latency_us", "nvlink_step_latency_us",
 //               "network_step_latency_us", optional "calibrated": {"<op>.<nvlink|network>":
 //               {"base_latency_us", "step_latency_us", "bw_gbps"}} with op p2p or a collective
-//               kind}.
+//               kind}; optional "attention_kernels": {"<family>": {"attention_fwd": table,
+//   "attention_bwd": table}}, "attention_kernel": "<family>" (the family compute_efficiency's
+//   attention tables hold; one of attention_kernels), "sources": {"<field>": "<public source>"}.
 nlohmann::json to_json(const HardwareProfile& profile);
 // Throws InputError naming the field ("network.nic_gbps: expected a positive number").
 HardwareProfile hardware_from_json(const nlohmann::json& j, std::string_view origin);

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "schedules/plan_space.hpp"
+#include "sim/compute_model.hpp"
 #include "sim/error.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
@@ -145,6 +146,8 @@ std::vector<OptionSpec> sweep_options() {
       {"--gpus", "N", "GPUs in the cluster [1024]"},
       {"--nodes", "N", "nodes instead of --gpus (x the profile's GPUs per node)"},
       {"--hardware", "NAME|FILE", "hardware profile [h100-sxm]"},
+      {"--attention-kernel", "NAME",
+       "attention kernel family from the profile's attention_kernels [the profile's]"},
       {"--tp", "LIST", "tensor-parallel sizes [1,2,4,8]"},
       {"--pp", "LIST", "pipeline-parallel sizes [1,2,4,8,16]"},
       {"--cp", "LIST", "context-parallel sizes [1,2,4]"},
@@ -334,7 +337,11 @@ int run_sweep_command(std::span<const std::string> argv, const CommandContext& c
     return 0;
   }
   const auto started = std::chrono::steady_clock::now();
-  const HardwareProfile hw = load_hardware(args.get("--hardware", kSweepDefaultHardware));
+  HardwareProfile hw = load_hardware(args.get("--hardware", kSweepDefaultHardware));
+  if (args.has("--attention-kernel")) {
+    hw = select_attention_kernel(std::move(hw), args.get("--attention-kernel", ""),
+                                 "--attention-kernel");
+  }
   const TransformerModel model = load_model(args.get("--model", kSweepDefaultModel));
   const PlanLists lists = sweep_plan_lists(args, hw);
   const SweepOutputs o = sweep_outputs(args);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "schedules/memory_model.hpp"
+#include "sim/compute_model.hpp"
 #include "sim/error.hpp"
 #include "sim/json_fields.hpp"
 
@@ -278,6 +279,12 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
   }
   out.plan.seq = out.model.seq_len;
   out.plan.dtype = dtype_of(run.precision);
+  if (out.hardware.attention_kernels.contains("cudnn") &&
+      lower(run.source).find("megatron") != std::string::npos) {
+    out.hardware = select_attention_kernel(std::move(out.hardware), "cudnn", "attention kernel");
+    out.conventions.emplace_back(
+        "attention kernel cudnn (Megatron-Core's Transformer Engine on Hopper)");
+  }
   if (run.source == "korthikanti2022" || run.source.starts_with("megatron_readme")) {
     out.plan.attention = AttentionCore::materialized;
     out.conventions.emplace_back("attention materialized (Megatron-LM of 2021-2022)");

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/compute_model.hpp"
 #include "sim/error.hpp"
 #include "sim/program_json.hpp"
 #include "tools/output_file.hpp"
@@ -16,6 +17,9 @@ std::vector<OptionSpec> simulate_output_options() {
       {"--hardware", "NAME|FILE",
        fmt::format("hardware profile: a built-in ({}) or a JSON file [h100-sxm]",
                    fmt::join(builtin_hardware_names(), ", "))},
+      {"--attention-kernel", "NAME",
+       "attention kernel family from the profile's attention_kernels (built-ins: fa2, and on "
+       "Hopper fa3 and cudnn) [the profile's attention_kernel]"},
       {"--network", "analytical|flow",
        "network model: alpha-beta per call, or flows sharing ports max-min fairly [analytical]"},
       {"--oversubscription", "F", "flow model: node uplinks carry NICs x NIC bandwidth / F [1]"},
@@ -27,6 +31,10 @@ std::vector<OptionSpec> simulate_output_options() {
 OutputRequest read_output_request(const Args& args, const CommandContext& ctx) {
   OutputRequest req;
   req.hardware = load_hardware(args.get("--hardware", "h100-sxm"));
+  if (args.has("--attention-kernel")) {
+    req.hardware = select_attention_kernel(
+        std::move(req.hardware), args.get("--attention-kernel", ""), "--attention-kernel");
+  }
   req.provenance = Provenance{ctx.command_line, req.hardware.name, hardware_hash(req.hardware)};
   req.trace_path = args.get("--trace", "");
   req.network.flow = args.get_choice("--network", "analytical", {"analytical", "flow"}) == "flow";

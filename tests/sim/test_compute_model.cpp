@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "sim/compute_model.hpp"
+#include "sim/error.hpp"
 #include "sim/hardware_profile.hpp"
 #include "sim/kernel_call.hpp"
 
@@ -99,12 +100,24 @@ TEST_CASE("compute model: zero work costs exactly the launch overhead") {
 TEST_CASE("compute model: attention uses its own table, other kinds fall back to default") {
   auto hw = meshsim::load_hardware("h100-sxm");
   // 8192 x 8192 unmasked pairs, 32 heads, d = 128: FLOPs = 4 d * pairs * heads
-  // = 4 * 128 * 8192^2 * 32 = 1.0995e12 (>= 1e12, attention_fwd efficiency 0.65).
-  // time = 1.0995e12 / (989e12 * 0.65) + 2 us.
+  // = 4 * 128 * 8192^2 * 32 = 1.0995e12 (>= 1e12: the default family fa2's large-call forward
+  // efficiency, 35 % on H100 per the FlashAttention-3 paper's abstract).
+  // time = 1.0995e12 / (989e12 * 0.35) + 2 us.
   const double flops = 4.0 * 128 * 8192.0 * 8192.0 * 32;
   CHECK(meshsim::kernel_flops(attention_fwd(8192)) == doctest::Approx(flops));
+  CHECK(hw.attention_kernel == "fa2");
   CHECK(meshsim::compute_seconds(hw, attention_fwd(8192)) ==
-        doctest::Approx(flops / (989e12 * 0.65) + 2e-6));
+        doctest::Approx(flops / (989e12 * 0.35) + 2e-6));
+  // FlashAttention-3: 75 % (740 of 989 TFLOP/s, same source).
+  const auto fa3 = meshsim::select_attention_kernel(hw, "fa3", "--attention-kernel");
+  CHECK(fa3.attention_kernel == "fa3");
+  CHECK(meshsim::compute_seconds(fa3, attention_fwd(8192)) ==
+        doctest::Approx(flops / (989e12 * 0.75) + 2e-6));
+  CHECK_THROWS_WITH_AS(meshsim::select_attention_kernel(meshsim::load_hardware("a100-sxm"), "fa3",
+                                                        "--attention-kernel"),
+                       "--attention-kernel fa3: hardware profile 'a100-sxm' has no such attention "
+                       "kernel family (it has: fa2)",
+                       meshsim::InputError);
   // Without an attention_fwd table the "default" table applies (0.5 here).
   hw.compute_efficiency.erase("attention_fwd");
   CHECK(meshsim::compute_seconds(hw, attention_fwd(8192)) ==

@@ -118,6 +118,43 @@ TEST_CASE("hardware profile: built-ins carry the public figures") {
   CHECK(a100.network.nic_bw == doctest::Approx(24e9));
 }
 
+TEST_CASE("hardware profile: built-ins name their attention kernels and sources") {
+  for (const auto& name : meshsim::builtin_hardware_names()) {
+    CAPTURE(name);
+    const auto hw = meshsim::load_hardware(name);
+    CHECK(hw.attention_kernel == "fa2");  // PyTorch SDPA's flash kernel, on every GPU here
+    const auto& fa2 = hw.attention_kernels.at("fa2");
+    CHECK(hw.compute_efficiency.at("attention_fwd") == fa2.fwd);
+    CHECK(hw.compute_efficiency.at("attention_bwd") == fa2.bwd);
+    for (const char* field :
+         {"peak_tflops", "memory", "attention_kernels", "compute_efficiency.gemm",
+          "memory_efficiency", "network.nvlink_bus_gbps", "network.nic_gbps", "network.latency"}) {
+      CAPTURE(field);
+      CHECK(!hw.sources.at(field).empty());
+    }
+  }
+  // Large-call forward efficiencies: FA2 65 % on A100 (in the FA2 paper's 50-73 %); on H100 FA2
+  // 35 %, FA3 75 %, cuDNN 59 % (FlashAttention-3 paper).
+  CHECK(meshsim::load_hardware("a100-sxm").attention_kernels.at("fa2").fwd.back().efficiency ==
+        doctest::Approx(0.65));
+  const auto h100 = meshsim::load_hardware("h100-sxm");
+  CHECK(h100.attention_kernels.at("fa2").fwd.back().efficiency == doctest::Approx(0.35));
+  CHECK(h100.attention_kernels.at("fa3").fwd.back().efficiency == doctest::Approx(0.75));
+  CHECK(h100.attention_kernels.at("cudnn").fwd.back().efficiency == doctest::Approx(0.59));
+  // A kernel family that is not listed, or a source that is not text, is refused by name.
+  json j = meshsim::to_json(h100);
+  j["attention_kernel"] = "fa4";
+  CHECK_THROWS_WITH_AS(meshsim::hardware_from_json(j, "p.json"),
+                       "p.json: field 'attention_kernel': expected the name of one of "
+                       "attention_kernels, got \"fa4\"",
+                       meshsim::InputError);
+  j = meshsim::to_json(h100);
+  j["sources"]["peak_tflops"] = 3;
+  CHECK_THROWS_WITH_AS(meshsim::hardware_from_json(j, "p.json"),
+                       "p.json: field 'sources.peak_tflops': expected a string, got 3",
+                       meshsim::InputError);
+}
+
 TEST_CASE("hardware profile: JSON round trip is exact for every built-in") {
   for (const auto& name : meshsim::builtin_hardware_names()) {
     CAPTURE(name);

@@ -302,6 +302,11 @@ LinkCoefficients link_coefficients(const CommSample& sample, int nics_per_node) 
 ProfileFit fit_profile(const HardwareProfile& base, const CalibrationSamples& samples) {
   ProfileFit fit;
   fit.profile = base;
+  // The fitted figures are this machine's measurements: the base's public sources and its
+  // named attention kernel families no longer describe them.
+  fit.profile.sources.clear();
+  fit.profile.attention_kernels.clear();
+  fit.profile.attention_kernel.clear();
   fit_compute(samples, fit);
   fit_links(samples, fit);
   if (!samples.interference && !samples.comm.empty()) {
