@@ -37,7 +37,7 @@ TransformerModel small_model(int layers) {
 }
 
 bool splits_backward(PipelineSchedule s) {
-  return s == PipelineSchedule::zb_h1;
+  return s == PipelineSchedule::zb_h1 || s == PipelineSchedule::zb_h2;
 }
 
 // Times the step's ops so that each pipeline action takes exactly its ActionTimes value: the
@@ -102,7 +102,7 @@ Makespans both(PipelineSchedule s, int pp, int m, ActionTimes t, bool single_que
 
 }  // namespace
 
-TEST_CASE("step and pipeline agree for the same F, B, W times: 1F1B (control), ZB-H1") {
+TEST_CASE("step and pipeline agree for the same F, B, W times: 1F1B (control), ZB-H1, ZB-H2") {
   // Same orders, same exchanges, same per-action and per-transfer times: under the single
   // hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1, the pipeline's default and the step's when
   // tp > 1 or cp > 1) the makespans are equal to the nanosecond. Tolerance 0: nothing but the
@@ -110,7 +110,8 @@ TEST_CASE("step and pipeline agree for the same F, B, W times: 1F1B (control), Z
   // included) take 0. (With several hardware queues a send waits for the next compute kernel
   // boundary, ARCHITECTURE.md §2 rule 4, and a pipeline action is one kernel where a step action
   // is many: the Programs then differ by construction; see the pp 32 case below.)
-  for (const PipelineSchedule s : {PipelineSchedule::one_f_one_b, PipelineSchedule::zb_h1}) {
+  for (const PipelineSchedule s :
+       {PipelineSchedule::one_f_one_b, PipelineSchedule::zb_h1, PipelineSchedule::zb_h2}) {
     for (const int pp : {2, 4, 8}) {
       for (const int m : {pp, 2 * pp, 3 * pp}) {
         for (const ActionTimes t :
@@ -143,4 +144,9 @@ TEST_CASE("step at pp 32: ZB-H1 is faster than 1F1B by the paper's bubble differ
   // finds its device waiting for input. The whole pipeline shifts by one F = 1 us, nothing else.
   CHECK(both(PipelineSchedule::one_f_one_b, 32, 64, t, false).step == 285000 + 1000);
   CHECK(both(PipelineSchedule::zb_h1, 32, 64, t, false).step == 223000 + 1000);
+  // ZB-H2 at the same times: m(F+B+W) + (p-1)F = 192 + 31 = 223 us as well (zero per-rank bubble,
+  // the last rank starting 31 F late; test_pipeline_zb_h2.cpp), in the step as in pipeline.
+  const Makespans zb_h2 = both(PipelineSchedule::zb_h2, 32, 64, t, true);
+  CHECK(zb_h2.step == 223000);
+  CHECK(zb_h2.step == zb_h2.pipeline);
 }
