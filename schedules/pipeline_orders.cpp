@@ -21,6 +21,13 @@
 //   with the backward split into B and W, rank r letting r W's wait (PaddlePaddle's ZBH1 job
 //   list has the same shape), the waiting W's taken first-in first-out as the zero-bubble code's
 //   WeightGradStore queue does, the rest drained at the end.
+// - zb-h2: the handcrafted ZB-H2 of the same paper (Sec. 3, Fig. 3 bottom; ICLR 2024): up to
+//   2p-1 forwards in flight on rank 0 (peak memory (2p-1) M_B, about twice 1F1B's), the extra
+//   warm-up forwards filling the bubble before the first B and the W's reordered into the tail,
+//   a parallelogram with per-rank bubble (p-1)(T_F+T_B-2T_W), zero at T_F = T_B = T_W (the
+//   zero-bubble repository's README: "ZB2P" bubble rate 0, activation memory 2x 1F1B's). The
+//   order is derived from those facts (pipeline_orders_1f1b.cpp); W's again first-in first-out;
+//   its communication placed round by round as for ZB-V (RoundComm there).
 // - zb-v: the handcrafted ZB-V order of PyTorch's torch.distributed.pipelining
 //   ScheduleZBVZeroBubble (same paper, section 6); its communication after the same package's
 //   runtime (_PipelineScheduleRuntime, _add_send_recv), see ZbVBuilder
@@ -28,16 +35,16 @@
 // - dualpipev: the eight steps of DeepSeek's DualPipeV (dualpipe/dualpipev.py, DualPipeV.step),
 //   with its communication where that code queues and commits it (_recv_forward, _send_forward,
 //   _recv_backward, _send_backward, _commit_and_wait_comm).
-// The two V schedules carry their communication as post_* and commit items (pipeline_orders.hpp);
-// the others leave it to the builder's exchange at every step boundary.
+// The two V schedules and ZB-H2 carry their communication as post_* and commit items
+// (pipeline_orders.hpp); the others leave it to the builder's exchange at every step boundary.
 
 namespace meshsim {
 namespace {
 
 using pipeline_detail::Order;
 
-constexpr std::array<std::string_view, 6> kScheduleNames = {"gpipe", "1f1b", "interleaved",
-                                                            "zb-h1", "zb-v", "dualpipev"};
+constexpr std::array<std::string_view, 7> kScheduleNames = {"gpipe", "1f1b", "interleaved", "zb-h1",
+                                                            "zb-h2", "zb-v", "dualpipev"};
 
 // Upper bound on stages x microbatches x chunks: the orders hold a few entries per action.
 constexpr long long kMaxWork = 1LL << 24;
@@ -57,6 +64,8 @@ Order rank_order(const PipelineShape& shape, int r) {
       return pipeline_detail::interleaved_order(p, m, shape.chunks, group_size_of(shape), r);
     case PipelineSchedule::zb_h1:
       return pipeline_detail::zb_h1_order(p, m, r);
+    case PipelineSchedule::zb_h2:
+      return pipeline_detail::zb_h2_orders(p, m)[static_cast<std::size_t>(r)];
     case PipelineSchedule::zb_v:
       return pipeline_detail::zb_v_orders(p, m)[static_cast<std::size_t>(r)];
     case PipelineSchedule::dualpipev:
@@ -192,6 +201,7 @@ void check_pipeline_shape(const PipelineShape& shape) {
     case PipelineSchedule::gpipe:
     case PipelineSchedule::one_f_one_b:
     case PipelineSchedule::zb_h1:  // valid for any m; its closed-form makespan assumes m >= p
+    case PipelineSchedule::zb_h2:  // valid for any m; its closed forms assume m >= 2p-1
     case PipelineSchedule::zb_v:   // valid for any m; its closed-form makespan assumes m >= 2p-1
       break;
   }
@@ -203,6 +213,9 @@ std::vector<std::vector<PipeAction>> pipeline_orders(const PipelineShape& shape)
   orders.reserve(static_cast<std::size_t>(shape.stages));
   if (shape.schedule == PipelineSchedule::zb_v) {
     return pipeline_detail::zb_v_orders(shape.stages, shape.microbatches);
+  }
+  if (shape.schedule == PipelineSchedule::zb_h2) {
+    return pipeline_detail::zb_h2_orders(shape.stages, shape.microbatches);
   }
   for (int r = 0; r < shape.stages; ++r) orders.push_back(rank_order(shape, r));
   return orders;

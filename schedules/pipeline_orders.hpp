@@ -15,11 +15,12 @@ enum class PipelineSchedule : std::uint8_t {
   one_f_one_b,
   interleaved,
   zb_h1,
+  zb_h2,
   zb_v,
   dualpipev
 };
-std::string_view to_string(
-    PipelineSchedule s);  // "gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "dualpipev"
+// "gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipev"
+std::string_view to_string(PipelineSchedule s);
 std::optional<PipelineSchedule> parse_pipeline_schedule(std::string_view s);
 
 enum class PipeWork : std::uint8_t {

@@ -1,12 +1,15 @@
 // The 1F1B family of pipeline orders (pipeline_orders.hpp): GPipe, 1F1B, Megatron's interleaved
-// 1F1B and ZB-H1. None of them places communication: the Program builder exchanges at every step
-// boundary. Where each order comes from is in pipeline_orders.cpp.
+// 1F1B, ZB-H1 and ZB-H2. All but ZB-H2 leave communication to the Program builder's exchange at
+// every step boundary; ZB-H2 places its own (zb_h2_orders). Where each order comes from is in
+// pipeline_orders.cpp.
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <utility>
 
 #include "schedules/pipeline_orders_steps.hpp"
+#include "sim/error.hpp"
 
 namespace meshsim::pipeline_detail {
 namespace {
@@ -106,6 +109,136 @@ Order zb_h1_order(int p, int m, int r) {
   for (int k = m - warmup; k < m; ++k) input_grad(k);
   for (const int k : pending) out.push_back(make(PipeWork::weight_grad, k, 0));
   return out;
+}
+
+// ZB-H2 (Qi et al., Sec. 3): rank r warms up with min(2(p-r)-1, m) forwards, so rank 0 holds up to
+// 2p-1 microbatches; then every B_j is followed by
+// - steady state (j <= m-2p, while rank 0 still has forwards to run): the next F, then a W;
+// - tail (j > m-2p): one action only, the next F while any is left, else a W;
+// and after the last B the deferred W's, first-in first-out. With unit F = B = W and free
+// communication rank r runs B_j at 2p-1-r+3j in the steady state and at m+2j-r in the tail (B's
+// two slots apart), and is never idle from its first F to its last W (2r+1 of them after its
+// last B): the paper's parallelogram. Valid for any m: at least one forward precedes B_0 and one
+// more precedes each later B while any is left, so F_j always comes before B_j.
+Order zb_h2_compute(int p, int m, int r) {
+  const int warmup = std::min(2 * (p - r) - 1, m);
+  Order out;
+  out.reserve(static_cast<std::size_t>(3 * m));
+  std::deque<int> pending;  // B done, W not yet
+  int next_forward = 0;
+  const auto forward = [&] { out.push_back(make(PipeWork::forward, next_forward++, 0)); };
+  const auto weight_grad = [&] {
+    out.push_back(make(PipeWork::weight_grad, pending.front(), 0));
+    pending.pop_front();
+  };
+  for (int i = 0; i < warmup; ++i) forward();
+  for (int j = 0; j < m; ++j) {
+    out.push_back(make(PipeWork::input_grad, j, 0));
+    pending.push_back(j);
+    if (j == m - 1) break;
+    const bool forward_left = next_forward < m;
+    if (forward_left) forward();
+    if (!forward_left || j <= m - 2 * p) weight_grad();
+  }
+  while (!pending.empty()) weight_grad();
+  return out;
+}
+
+namespace {
+
+// ZB-H2's communication. Megatron's exchange at every step boundary batches a rank's send with
+// the receive its next step needs; ZB-H2's neighbours differ by two warm-up forwards, so rank r
+// would batch "send activation k, receive gradient j" with a peer that receives k several steps
+// after it sends j, and the gradient would wait for that (about twice the makespan). Here, as for
+// ZB-V (ZbVBuilder, pipeline_orders_v.cpp), the ranks take their next compute actions in
+// synchronous rounds (an action runs in the first round after its input arrived), every message
+// produced in a round is sent and received at the boundary that closes it, and each rank
+// commits once per boundary without waiting (commit_async): both sides of a batch hold the same
+// transfers, and a compute waits only for the exchange that delivered its own input. With
+// F = B = W a round lasts one action on every rank and no exchange costs time.
+class RoundComm {
+ public:
+  RoundComm(int p, int m)
+      : p_(p), m_(m), flags_(static_cast<std::size_t>(p) * static_cast<std::size_t>(m), 0) {}
+
+  std::vector<Order> build(const std::vector<Order>& compute) && {
+    const auto ranks = static_cast<std::size_t>(p_);
+    std::vector<Order> out(ranks), recvs(ranks);
+    std::vector<std::size_t> next(ranks, 0);
+    std::vector<char> runs(ranks, 0);
+    std::size_t left = 0;
+    for (const Order& o : compute) left += o.size();
+    while (left > 0) {
+      for (std::size_t r = 0; r < ranks; ++r) {  // decided on the state at the round's start
+        runs[r] =
+            next[r] < compute[r].size() && ready(static_cast<int>(r), compute[r][next[r]]) ? 1 : 0;
+      }
+      bool progress = false;
+      for (std::size_t r = 0; r < ranks; ++r) {
+        if (runs[r] == 0) continue;
+        progress = true;
+        --left;
+        run(static_cast<int>(r), compute[r][next[r]++], out[r], recvs);
+      }
+      MESHSIM_CHECK(progress, "zb-h2 order: a round with nothing ready");
+      for (std::size_t r = 0; r < ranks; ++r) {
+        out[r].insert(out[r].end(), recvs[r].begin(), recvs[r].end());
+        recvs[r].clear();
+        if (!out[r].empty() && is_comm(out[r].back().work)) {
+          out[r].push_back(make(PipeWork::commit_async, 0, 0));
+        }
+      }
+    }
+    return out;
+  }
+
+ private:
+  static constexpr std::uint8_t kForwardDone = 1, kActivationIn = 2, kGradientIn = 4;
+
+  std::uint8_t& flag(int r, int mb) {
+    return flags_[static_cast<std::size_t>(r) * static_cast<std::size_t>(m_) +
+                  static_cast<std::size_t>(mb)];
+  }
+
+  bool ready(int r, const PipeAction& a) {
+    if (a.work == PipeWork::forward) {
+      return r == 0 || (flag(r, a.microbatch) & kActivationIn) != 0;
+    }
+    if (a.work == PipeWork::input_grad) {
+      return (flag(r, a.microbatch) & (r + 1 == p_ ? kForwardDone : kGradientIn)) != 0;
+    }
+    return true;  // a W follows its own B in the rank's order
+  }
+
+  void run(int r, const PipeAction& a, Order& o, std::vector<Order>& recvs) {
+    o.push_back(a);
+    if (a.work == PipeWork::forward) {
+      flag(r, a.microbatch) |= kForwardDone;
+      if (r + 1 < p_) {
+        o.push_back(make(PipeWork::post_send_forward, a.microbatch, 0));
+        recvs[static_cast<std::size_t>(r + 1)].push_back(
+            make(PipeWork::post_recv_forward, a.microbatch, 0));
+        flag(r + 1, a.microbatch) |= kActivationIn;
+      }
+    } else if (a.work == PipeWork::input_grad && r > 0) {
+      o.push_back(make(PipeWork::post_send_backward, a.microbatch, 0));
+      recvs[static_cast<std::size_t>(r - 1)].push_back(
+          make(PipeWork::post_recv_backward, a.microbatch, 0));
+      flag(r - 1, a.microbatch) |= kGradientIn;
+    }
+  }
+
+  int p_, m_;
+  std::vector<std::uint8_t> flags_;  // per (rank, microbatch)
+};
+
+}  // namespace
+
+std::vector<Order> zb_h2_orders(int p, int m) {
+  std::vector<Order> compute;
+  compute.reserve(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) compute.push_back(zb_h2_compute(p, m, r));
+  return RoundComm(p, m).build(compute);
 }
 
 }  // namespace meshsim::pipeline_detail

@@ -1,7 +1,7 @@
 #pragma once
 // The pieces the pipeline orders share (pipeline_orders.hpp): building one action, telling the
 // communication items from the compute ones, and the per-family order builders, one file each:
-// pipeline_orders_1f1b.cpp (gpipe, 1F1B, interleaved, ZB-H1) and pipeline_orders_v.cpp (the
+// pipeline_orders_1f1b.cpp (gpipe, 1F1B, interleaved, ZB-H1, ZB-H2) and pipeline_orders_v.cpp (the
 // V-shaped ZB-V and DualPipeV, which carry their own communication).
 #include <vector>
 
@@ -38,6 +38,10 @@ Order gpipe_order(int m);
 Order one_f_one_b_order(int p, int m, int r);
 Order interleaved_order(int p, int m, int v, int g, int r);
 Order zb_h1_order(int p, int m, int r);
+// ZB-H2's compute order of one rank, and every rank's order with its communication (post_* and
+// commit_async items, placed across all ranks at once).
+Order zb_h2_compute(int p, int m, int r);
+std::vector<Order> zb_h2_orders(int p, int m);
 
 // The V-shaped schedules (pipeline_orders_v.cpp). ZB-V places its communication across all ranks
 // at once, so it builds every rank's order; DualPipeV builds one rank's.

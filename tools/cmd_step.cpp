@@ -94,7 +94,8 @@ std::vector<OptionSpec> step_options() {
       {"--mbs", "B", "sequences per microbatch [1]"},
       {"--gbs", "G", "sequences per step [dp x mbs x max(8, 2 x pp)]"},
       {"--seq", "S", "sequence length [the model's]"},
-      {"--schedule", "gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipev", "pipeline schedule [1f1b]"},
+      {"--schedule", "gpipe|1f1b|interleaved|zb-h1|zb-h2|zb-v|dualpipev",
+       "pipeline schedule [1f1b]"},
       {"--cp-variant", "ring|zigzag", "ring-attention load balance [zigzag]"},
       {"--cp-rotate", "p2p|allgather|alltoall", "how K/V move around the CP ring [p2p]"},
       {"--recompute", "none|selective|full", "activation recomputation [none]"},
@@ -145,8 +146,9 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out) {
     }
     p.dp = static_cast<int>(gpus / tpc);
   }
-  p.schedule = *parse_pipeline_schedule(args.get_choice(
-      "--schedule", "1f1b", {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "dualpipev"}));
+  p.schedule = *parse_pipeline_schedule(
+      args.get_choice("--schedule", "1f1b",
+                      {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipev"}));
   p.vp = static_cast<int>(
       args.get_int("--vp", p.schedule == PipelineSchedule::interleaved ? 2 : 1, 1, 1024));
   p.microbatch_size = args.get_int("--mbs", 1, 1, 1 << 20);

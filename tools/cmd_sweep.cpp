@@ -154,7 +154,7 @@ std::vector<OptionSpec> sweep_options() {
       {"--vp", "LIST", "chunks per pipeline rank for the interleaved schedule [1,2]"},
       {"--mbs", "LIST", "microbatch sizes (sequences) [1,2]"},
       {"--schedule", "LIST",
-       "pipeline schedules: gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipev "
+       "pipeline schedules: gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, dualpipev "
        "[1f1b,interleaved,zb-h1]"},
       {"--cp-variant", "LIST", "ring, zigzag [zigzag]"},
       {"--cp-rotate", "p2p|allgather|alltoall", "K/V rotation of the CP ring [p2p]"},

@@ -145,6 +145,12 @@ std::optional<PipelineSchedule> schedule_of(const std::optional<std::string>& wo
     notes.emplace_back("ZB-1p as zb-h1 (the handcrafted schedule of 1F1B's memory)");
     return PipelineSchedule::zb_h1;
   }
+  if (w == "zb-2p") {
+    notes.emplace_back(
+        "ZB-2p as zb-h2 (the handcrafted schedule of the same 2p memory limit, not the searched "
+        "one)");
+    return PipelineSchedule::zb_h2;
+  }
   return std::nullopt;
 }
 

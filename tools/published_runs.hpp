@@ -24,8 +24,11 @@
 //            global_batch null: num_microbatches x dp x micro_batch; sp null: off; recompute
 //            none | selective | full (anything else skipped); distributed_optimizer null: off.
 //   schedule none / 1F1B -> 1f1b; interleaved-1F1B / 1F1B-I -> interleaved; ZB-1p -> zb-h1 (the
-//            handcrafted zero-bubble schedule of 1F1B's memory, Qi et al. 2023 Sec. 3); ZB-2p and
-//            others skipped.
+//            handcrafted zero-bubble schedule of 1F1B's memory, Qi et al. 2023 Sec. 3); ZB-2p ->
+//            zb-h2: ZB-2p is the paper's automatically searched schedule (its Sec. 4 heuristic
+//            fed with the profiled T_F, T_B, T_W and communication) under a memory limit of 2p
+//            microbatches' activations, zb-h2 its handcrafted counterpart under the same limit
+//            (Sec. 3: up to 2p-1 in flight, zero bubble at T_F = T_B = T_W); others skipped.
 //   dtype    "bf16" in the precision -> bf16, else "fp16" -> fp16, else bf16.
 //   attention materialized for the Megatron-LM runs of 2021-2022 (sources korthikanti2022 and
 //            megatron_readme*: FlashAttention, Dao et al. May 2022, reached Megatron-LM in 2023 as

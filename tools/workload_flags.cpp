@@ -116,7 +116,8 @@ TpLinearConfig parse_tp_linear_flags(const Args& args, int gpus_per_node, FlagUs
 std::vector<OptionSpec> pipeline_flags(FlagUse use) {
   const bool sim = use == FlagUse::simulate;
   return {
-      {"--schedule", "gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipev", "pipeline schedule [1f1b]"},
+      {"--schedule", "gpipe|1f1b|interleaved|zb-h1|zb-h2|zb-v|dualpipev",
+       "pipeline schedule [1f1b]"},
       {"--stages", "P", "pipeline ranks [4]"},
       {"--microbatches", "M", "microbatches per step [8]"},
       {"--chunks", "V", "model chunks per rank (interleaved) [2 for interleaved]"},
@@ -144,8 +145,9 @@ std::vector<OptionSpec> pipeline_flags(FlagUse use) {
 
 PipelineConfig parse_pipeline_flags(const Args& args, int gpus_per_node, FlagUse use) {
   PipelineConfig c;
-  c.shape.schedule = *parse_pipeline_schedule(args.get_choice(
-      "--schedule", "1f1b", {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "dualpipev"}));
+  c.shape.schedule = *parse_pipeline_schedule(
+      args.get_choice("--schedule", "1f1b",
+                      {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipev"}));
   c.shape.stages = static_cast<int>(args.get_int("--stages", 4, 1, 4096));
   c.shape.microbatches = static_cast<int>(args.get_int("--microbatches", 8, 1, 1 << 20));
   const bool two_chunks = c.shape.schedule == PipelineSchedule::interleaved ||

@@ -219,7 +219,8 @@ TEST_CASE("one microbatch with p2p time T: the chain through the stages") {
 TEST_CASE("every rank runs each (microbatch, chunk) forward and backward exactly once") {
   for (PipelineSchedule s :
        {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
-        PipelineSchedule::zb_h1, PipelineSchedule::zb_v, PipelineSchedule::dualpipev}) {
+        PipelineSchedule::zb_h1, PipelineSchedule::zb_h2, PipelineSchedule::zb_v,
+        PipelineSchedule::dualpipev}) {
     const int p = 4, m = 8;
     const int v = s == PipelineSchedule::interleaved ? 2 : 1;
     const Result r = run(timed(s, p, m, 100, 100, 100, 10, v));
@@ -340,9 +341,10 @@ std::int64_t bytes_of(const TensorSlot& s) {
   return n;
 }
 
-constexpr std::array<PipelineSchedule, 6> kSchedules = {
-    PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
-    PipelineSchedule::zb_h1, PipelineSchedule::zb_v,        PipelineSchedule::dualpipev};
+constexpr std::array<PipelineSchedule, 7> kSchedules = {
+    PipelineSchedule::gpipe,    PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
+    PipelineSchedule::zb_h1,    PipelineSchedule::zb_h2,       PipelineSchedule::zb_v,
+    PipelineSchedule::dualpipev};
 
 }  // namespace
 

@@ -453,7 +453,8 @@ bool interleaved_valid(int p, int m, int g) {
 TEST_CASE("pipeline schedule names round-trip") {
   for (const auto s :
        {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
-        PipelineSchedule::zb_h1, PipelineSchedule::zb_v, PipelineSchedule::dualpipev}) {
+        PipelineSchedule::zb_h1, PipelineSchedule::zb_h2, PipelineSchedule::zb_v,
+        PipelineSchedule::dualpipev}) {
     CHECK(parse_pipeline_schedule(to_string(s)) == s);
   }
   CHECK(to_string(PipelineSchedule::one_f_one_b) == "1f1b");
@@ -480,6 +481,7 @@ TEST_CASE("every schedule runs each (microbatch, chunk) forward and backward exa
       shapes.push_back(shape_of(PipelineSchedule::gpipe, p, m));
       shapes.push_back(shape_of(PipelineSchedule::one_f_one_b, p, m));
       shapes.push_back(shape_of(PipelineSchedule::zb_h1, p, m));
+      shapes.push_back(shape_of(PipelineSchedule::zb_h2, p, m));
       shapes.push_back(shape_of(PipelineSchedule::zb_v, p, m));
       if (m >= 2 * p) shapes.push_back(shape_of(PipelineSchedule::dualpipev, p, m));
       for (int v = 2; v <= 3 && p >= 2; ++v) {

@@ -261,9 +261,9 @@ TEST_CASE("training step: folding holds for every pipeline schedule") {
   const TransformerModel m = tiny(4);
   HardwareProfile hw = load_hardware("h100-sxm");
   hw.gpus_per_node = 4;  // tp x dp = 4 ranks per node: pipeline neighbours on other nodes
-  for (auto s :
-       {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
-        PipelineSchedule::zb_h1, PipelineSchedule::zb_v, PipelineSchedule::dualpipev}) {
+  for (auto s : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b,
+                 PipelineSchedule::interleaved, PipelineSchedule::zb_h1, PipelineSchedule::zb_h2,
+                 PipelineSchedule::zb_v, PipelineSchedule::dualpipev}) {
     CAPTURE(to_string(s));
     StepPlan p = plan_of(2, 2, 1, 2, 8);  // m = 4
     p.schedule = s;
@@ -278,9 +278,9 @@ TEST_CASE("training step: folding holds for every pipeline schedule") {
 TEST_CASE("training step: every schedule, rotation and recompute builds deadlock-free") {
   const TransformerModel m = tiny(4);
   const HardwareProfile hw = load_hardware("h100-sxm");
-  for (auto s :
-       {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
-        PipelineSchedule::zb_h1, PipelineSchedule::zb_v, PipelineSchedule::dualpipev}) {
+  for (auto s : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b,
+                 PipelineSchedule::interleaved, PipelineSchedule::zb_h1, PipelineSchedule::zb_h2,
+                 PipelineSchedule::zb_v, PipelineSchedule::dualpipev}) {
     for (auto rot : {KvRotation::p2p, KvRotation::all_gather, KvRotation::all_to_all}) {
       CAPTURE(to_string(s));
       CAPTURE(to_string(rot));

@@ -121,12 +121,26 @@ TEST_CASE("published runs: rows meshsim cannot express are skipped with the reas
   json no_split = table5_row();
   no_split["parallel"]["tp"] = nullptr;
   CHECK(skipped(no_split).find("tp and pp") != std::string::npos);
-  json zb2p = table5_row();
-  zb2p["parallel"]["pipeline_schedule"] = "ZB-2p";
-  CHECK(skipped(zb2p).find("ZB-2p") != std::string::npos);
+  json chimera = table5_row();
+  chimera["parallel"]["pipeline_schedule"] = "Chimera";
+  CHECK(skipped(chimera).find("Chimera") != std::string::npos);
   json mi300 = table5_row();
   mi300["cluster"]["gpu"] = "MI300X";
   CHECK(skipped(mi300).find("MI300X") != std::string::npos);
+}
+
+TEST_CASE("published runs: ZB-1p and ZB-2p map to the handcrafted schedules of their memory") {
+  // The header's rule: ZB-1p (memory limit p microbatches) -> zb-h1, ZB-2p (limit 2p) -> zb-h2,
+  // each with a note saying it stands in for the searched schedule.
+  json row = table5_row();
+  row["parallel"]["pipeline_schedule"] = "ZB-1p";
+  CHECK(planned(row).plan.schedule == PipelineSchedule::zb_h1);
+  row["parallel"]["pipeline_schedule"] = "ZB-2p";
+  const RunPlan p = planned(row);
+  CHECK(p.plan.schedule == PipelineSchedule::zb_h2);
+  bool noted = false;
+  for (const auto& c : p.conventions) noted = noted || c.find("ZB-2p as zb-h2") == 0;
+  CHECK(noted);
 }
 
 TEST_CASE("published runs: the plan never depends on the measured value") {

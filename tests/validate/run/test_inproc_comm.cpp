@@ -217,13 +217,14 @@ TEST_CASE("tp-linear and pipeline Programs run to completion across ranks in thr
   }
   for (PipelineSchedule s :
        {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
-        PipelineSchedule::zb_h1, PipelineSchedule::zb_v, PipelineSchedule::dualpipev}) {
+        PipelineSchedule::zb_h1, PipelineSchedule::zb_h2, PipelineSchedule::zb_v,
+        PipelineSchedule::dualpipev}) {
     PipelineConfig c;
     c.shape.schedule = s;
     c.shape.stages = 4;
     c.shape.microbatches = 8;
     c.shape.chunks = s == PipelineSchedule::gpipe || s == PipelineSchedule::one_f_one_b ||
-                             s == PipelineSchedule::zb_h1
+                             s == PipelineSchedule::zb_h1 || s == PipelineSchedule::zb_h2
                          ? 1
                          : 2;
     c.tokens = 8;
