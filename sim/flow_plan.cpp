@@ -44,33 +44,68 @@ Nanos latency_ns(const NetworkProfile& net, bool spans_nodes, int steps) {
       comm_latency(net, spans_nodes ? LinkClass::network : LinkClass::nvlink, steps));
 }
 
-// Where a collective's ranks sit: its ring in NCCL's order (by node, then GPU) and its members per
-// node.
+// Where a collective's ranks sit: its ring in NCCL's order (by node, then GPU), its members per
+// node, its channels across nodes and, per node, the NIC rail each channel leaves and enters on.
 struct GangLayout {
   std::vector<int> ring;
   std::map<int, int> per_node;
   bool spans = false;  // over more than one node
   int fewest = 0;      // members on the node with the fewest
+  int channels = 1;    // min(fewest, NICs per node) across nodes, 1 inside a node
+  std::map<int, std::vector<int>> channel_rails;  // per node: the rail of each channel
 };
+
+// The rails of `channels` channels on one node: the rails of its members in GPU order, each once,
+// then the node's unused rails in order (header: Rails).
+std::vector<int> channel_rails(const Topology& topo, const std::vector<int>& members,
+                               int channels) {
+  std::vector<int> rails;
+  const auto taken = [&](int rail) {
+    return std::find(rails.begin(), rails.end(), rail) != rails.end();
+  };
+  for (int r : members) {
+    if (static_cast<int>(rails.size()) == channels) break;
+    if (!taken(topo.rail_of(r))) rails.push_back(topo.rail_of(r));
+  }
+  for (int rail = 0; static_cast<int>(rails.size()) < channels; ++rail) {
+    if (!taken(rail)) rails.push_back(rail);
+  }
+  return rails;
+}
 
 GangLayout gang_layout(const Topology& topo, const std::vector<int>& ranks) {
   GangLayout layout;
   layout.ring = ranks;
   std::sort(layout.ring.begin(), layout.ring.end());
-  for (int r : layout.ring) ++layout.per_node[topo.node_of(r)];
-  layout.spans = layout.per_node.size() > 1;
+  std::map<int, std::vector<int>> members;
+  for (int r : layout.ring) members[topo.node_of(r)].push_back(r);
+  layout.spans = members.size() > 1;
   layout.fewest = static_cast<int>(ranks.size());
-  for (const auto& [node, count] : layout.per_node) layout.fewest = std::min(layout.fewest, count);
+  for (const auto& [node, on_node] : members) {
+    layout.per_node[node] = static_cast<int>(on_node.size());
+    layout.fewest = std::min(layout.fewest, static_cast<int>(on_node.size()));
+  }
+  if (!layout.spans) return layout;
+  layout.channels = std::min(layout.fewest, topo.nics_per_node());
+  for (const auto& [node, on_node] : members) {
+    layout.channel_rails[node] = channel_rails(topo, on_node, layout.channels);
+  }
   return layout;
 }
 
-// The unit flows of `channels` rings over the layout's ring, `closed` back to its first rank or
-// not; channel c crosses nodes on rail c.
-void add_ring_hops(const Topology& topo, const GangLayout& layout, int channels, bool closed,
+// The rail channel c uses on `rank`'s node.
+int rail_on(const Topology& topo, const GangLayout& layout, int rank, int c) {
+  return layout.channel_rails.at(topo.node_of(rank))[static_cast<std::size_t>(c)];
+}
+
+// The unit flows of the layout's channels over its ring, `closed` back to its first rank or not;
+// a hop between nodes leaves on the channel's rail of the sending node and enters on the
+// receiving node's.
+void add_ring_hops(const Topology& topo, const GangLayout& layout, bool closed,
                    UsageBuilder& usage) {
   const int n = static_cast<int>(layout.ring.size());
   std::vector<PortLoad> hop;
-  for (int c = 0; c < channels; ++c) {
+  for (int c = 0; c < layout.channels; ++c) {
     const int hops = closed ? n : n - 1;
     for (int i = 0; i < hops; ++i) {
       const int a = layout.ring[static_cast<std::size_t>(i)];
@@ -79,7 +114,7 @@ void add_ring_hops(const Topology& topo, const GangLayout& layout, int channels,
       if (topo.node_of(a) == topo.node_of(b)) {
         topo.path(a, b, 1.0, hop);
       } else {
-        topo.rail_path(a, b, c, 1.0, hop);  // channel c crosses nodes on rail c
+        topo.rail_path(a, b, rail_on(topo, layout, a, c), rail_on(topo, layout, b, c), 1.0, hop);
       }
       usage.add(hop);
     }
@@ -87,12 +122,12 @@ void add_ring_hops(const Topology& topo, const GangLayout& layout, int channels,
 }
 
 // Tree all-reduce: per channel, every GPU of the node chain carries the data up and down (2 unit
-// flows on its NVLink ports) and every node's rail NIC the tree's up and down traffic (2 unit
-// flows); work M / channels per unit flow.
+// flows on its NVLink ports) and every node's NIC on the channel's rail the tree's up and down
+// traffic (2 unit flows); work M / channels per unit flow.
 void tree_all_reduce_flows(const Topology& topo, const NetworkProfile& net,
                            const GangLayout& layout, double m, UsageBuilder& usage, GangFlow& g) {
   const int n = static_cast<int>(layout.ring.size());
-  const int channels = layout.spans ? std::min(layout.fewest, net.nics_per_node) : 1;
+  const int channels = layout.channels;
   std::vector<PortLoad> hop;
   for (int c = 0; c < channels; ++c) {
     for (int r : layout.ring) {
@@ -102,7 +137,8 @@ void tree_all_reduce_flows(const Topology& topo, const NetworkProfile& net,
       for (const auto& [node, count] : layout.per_node) {
         const int first = *std::find_if(layout.ring.begin(), layout.ring.end(),
                                         [&](int r) { return topo.node_of(r) == node; });
-        topo.rail_path(first, first, c, 2.0, hop);
+        const int rail = rail_on(topo, layout, first, c);
+        topo.rail_path(first, first, rail, rail, 2.0, hop);
       }
     }
   }
@@ -133,11 +169,10 @@ void ring_collective_flows(const Topology& topo, const NetworkProfile& net, Coll
     g.work = 2.0 * (nd - 1) / nd * m;
     return;
   }
-  const int channels = layout.spans ? std::min(layout.fewest, net.nics_per_node) : 1;
-  add_ring_hops(topo, layout, channels, kind != CollectiveKind::broadcast, usage);
+  add_ring_hops(topo, layout, kind != CollectiveKind::broadcast, usage);
   const double per_hop =
       kind == CollectiveKind::broadcast ? m : static_cast<double>(steps) * m / nd;
-  g.work = per_hop / static_cast<double>(channels);
+  g.work = per_hop / static_cast<double>(layout.channels);
 }
 
 // Pairwise all-to-all: every ordered pair is a unit flow of M/n bytes. Per GPU that is (members on
@@ -157,7 +192,7 @@ void all_to_all_flows(const Topology& topo, const NetworkProfile& net, const Gan
     }
     if (n > local) {
       hop.clear();
-      topo.rail_path(a, a, topo.rail_of(a), static_cast<double>(n - local), hop);
+      topo.rail_path(a, a, topo.rail_of(a), topo.rail_of(a), static_cast<double>(n - local), hop);
       usage.add(hop);
     }
   }
@@ -229,11 +264,11 @@ void Topology::path(int src, int dst, double units, std::vector<PortLoad>& out) 
   }
 }
 
-void Topology::rail_path(int src, int dst, int rail, double units,
+void Topology::rail_path(int src, int dst, int out_rail, int in_rail, double units,
                          std::vector<PortLoad>& out) const {
   const int ns = node_of(src), nd = node_of(dst);
-  out.push_back({nic_out_[static_cast<std::size_t>(ns * nics_ + rail % nics_)], units});
-  out.push_back({nic_in_[static_cast<std::size_t>(nd * nics_ + rail % nics_)], units});
+  out.push_back({nic_out_[static_cast<std::size_t>(ns * nics_ + out_rail % nics_)], units});
+  out.push_back({nic_in_[static_cast<std::size_t>(nd * nics_ + in_rail % nics_)], units});
   if (spine_) {
     out.push_back({up_[static_cast<std::size_t>(ns)], units});
     out.push_back({down_[static_cast<std::size_t>(nd)], units});

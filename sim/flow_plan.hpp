@@ -4,16 +4,31 @@
 // optionally oversubscribed at the node uplinks) and, per matched transfer and collective
 // instance, the gang flow it becomes.
 //
+// Rails. GPU g of a node sends and receives its inter-node traffic through its own NIC, rail
+// g mod NICs per node, and so through the leaf switch of that rail in a rail-optimized fat tree.
+// That is NCCL's placement on a DGX-class node (one NIC per GPU, each on the GPU's PCIe switch):
+// its topology search gives each GPU the NICs with the best path from it (highest bandwidth, then
+// the closest PCI path type; `ncclTopoGetLocalNet` in NCCL's src/graph/topo.cc), and rings and
+// trees use the same NIC index on both ends of an inter-node hop unless NCCL_CROSS_NIC says
+// otherwise, so that each NIC can sit on its own switch (NCCL's environment-variable
+// documentation, NCCL_CROSS_NIC; NVIDIA's rail-optimized InfiniBand cluster designs put NIC r of
+// every node on leaf r). DP and CP groups with one GPU per node therefore never share a NIC with
+// the groups of the other GPUs of the node.
+//
 // Collectives decompose into their algorithm's steps. Ring all-reduce (2(n-1) steps), all-gather
 // and reduce-scatter (n-1 steps) run over the group ordered by (node, GPU), as NCCL builds rings,
-// with one ring channel per NIC rail across nodes (min(g, NICs per node) channels for g group
-// GPUs per node, one inside a node). Every step of a ring moves the same bytes over the same hops,
+// with one ring channel per NIC across nodes (min(g, NICs per node) channels for g group GPUs per
+// node, one inside a node). Channel c leaves and enters each node through the rail of the node's
+// c-th group member, counting each rail once; when members share a rail (fewer NICs than GPUs),
+// the remaining channels take the node's unused rails in order, as NCCL spreads channels over all
+// NICs a GPU reaches through NVLink. Every step of a ring moves the same bytes over the same hops,
 // so a ring collective is one gang whose unit flow is one hop of one channel carrying
 // steps x M/(n x channels) bytes, with the latency of all its steps paid first; contention on
 // any port it crosses slows the whole collective, and bytes are conserved per port. All-to-all
-// is pairwise (every ordered pair a unit flow of M/n bytes); a permutation sends each rank's
-// buffer to one peer; broadcast is a pipelined chain; intra-node all-reduce uses NVLS where the
-// profile has it. Uncontended, each gang takes exactly the analytical model's time.
+// is pairwise (every ordered pair a unit flow of M/n bytes, through each GPU's own rail); a
+// permutation sends each rank's buffer to one peer; broadcast is a pipelined chain; intra-node
+// all-reduce uses NVLS where the profile has it. Uncontended, each gang takes exactly the
+// analytical model's time.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -50,10 +65,14 @@ class Topology {
   // Ports a unit flow from GPU src to GPU dst crosses.
   // A GPU to itself: its own NVLink out and in ports.
   void path(int src, int dst, double units, std::vector<PortLoad>& out) const;
-  // Across nodes through the given rail's NICs (a ring channel's crossing).
-  void rail_path(int src, int dst, int rail, double units, std::vector<PortLoad>& out) const;
+  // Across nodes out of src's node on NIC rail `out_rail` and into dst's node on `in_rail` (a
+  // ring channel's crossing).
+  void rail_path(int src, int dst, int out_rail, int in_rail, double units,
+                 std::vector<PortLoad>& out) const;
   int node_of(int rank) const { return rank / gpus_per_node_; }
+  // A GPU's own rail: its NIC, GPU index in the node modulo NICs per node.
   int rail_of(int rank) const { return (rank % gpus_per_node_) % nics_; }
+  int nics_per_node() const { return nics_; }
 
  private:
   PortId add(std::string name, double capacity, std::uint8_t link_class);

@@ -17,6 +17,7 @@
 #include "sim/time.hpp"
 #include "tools/commands.hpp"
 #include "tools/output_file.hpp"
+#include "tools/run_report.hpp"
 #include "tools/simulate_outputs.hpp"
 #include "tools/sweep.hpp"
 
@@ -212,6 +213,10 @@ void print_step_json(const StepReport& r, const OutputRequest& out, const Comman
   j["critical_path"] = cpath;
   j["layer_split"] = mem.split.rule;
   j["network"] = out.network.flow ? "flow" : "analytical";
+  if (result.flows) {
+    j["links"] = link_stats_json(*result.flows, result.timeline);
+    j["collectives"] = collective_bandwidth_json(result);
+  }
   j["ops"] = result.program.ops.size();
   j["events"] = result.timeline.events;
   if (!r.note.empty()) j["note"] = r.note;

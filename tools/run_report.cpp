@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/collective_bandwidth.hpp"
+
 namespace meshsim {
 namespace {
 
@@ -70,6 +72,23 @@ nlohmann::ordered_json link_stats_json(const FlowPlan& flows, const Timeline& ti
   return j;
 }
 
+nlohmann::ordered_json collective_bandwidth_json(const SimulationResult& r) {
+  auto out = nlohmann::ordered_json::array();
+  if (!r.flows) return out;
+  for (const auto& c : collective_bandwidth(r.program, r.plan, *r.flows, r.timeline)) {
+    out.push_back({{"dim", c.dim},
+                   {"kind", to_string(c.kind)},
+                   {"instances", c.instances},
+                   {"bytes", c.bytes},
+                   {"time_s", c.time_s},
+                   {"busbw_GBps", c.busbw * 1e-9},
+                   {"min_busbw_GBps", c.min_busbw * 1e-9},
+                   {"alone_busbw_GBps", c.alone_busbw * 1e-9},
+                   {"limited_by", c.limited_by}});
+  }
+  return out;
+}
+
 nlohmann::ordered_json report_json(const SimulationResult& r, const Provenance& p) {
   nlohmann::ordered_json j;
   j["schema_version"] = kReportSchemaVersion;
@@ -85,7 +104,10 @@ nlohmann::ordered_json report_json(const SimulationResult& r, const Provenance& 
   j["bytes_nvlink"] = r.metrics.bytes_nvlink;
   j["bytes_network"] = r.metrics.bytes_network;
   j["network"] = r.flows ? "flow" : "analytical";
-  if (r.flows) j["links"] = link_stats_json(*r.flows, r.timeline);
+  if (r.flows) {
+    j["links"] = link_stats_json(*r.flows, r.timeline);
+    j["collectives"] = collective_bandwidth_json(r);
+  }
   auto cp = nlohmann::ordered_json::array();
   for (const auto& c : r.metrics.critical_path) {
     cp.push_back({{"category", c.category}, {"time_s", ns_to_seconds(c.time)}, {"ops", c.ops}});

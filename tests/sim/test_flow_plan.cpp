@@ -1,13 +1,18 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
 
+#include "schedules/step_plan.hpp"
+#include "schedules/training_step.hpp"
 #include "sim/comm_plan.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/engine.hpp"
 #include "sim/flow_plan.hpp"
 #include "sim/hardware_profile.hpp"
 #include "sim/network_analytical.hpp"
+#include "sim/run.hpp"
 
 using namespace meshsim;
 
@@ -41,6 +46,139 @@ std::vector<int> range(int from, int to) {
   return v;
 }
 
+// The ranks of group `t` of a node-filling partition: on each of `nodes` nodes of `gpus_per_node`
+// GPUs, the local GPUs t, t + stride, t + 2 stride, ... (stride = gpus_per_node / width): the
+// dp (or cp) group of tp index t in Megatron's mesh with tp = stride.
+std::vector<int> strided_group(int t, int stride, int width, int nodes, int gpus_per_node) {
+  std::vector<int> ranks;
+  for (int node = 0; node < nodes; ++node) {
+    for (int k = 0; k < width; ++k) ranks.push_back(node * gpus_per_node + t + k * stride);
+  }
+  return ranks;
+}
+
+// One collective on each of the `stride` strided groups at once, each on its own stream.
+Program strided_rings(CollectiveKind kind, int stride, int width, int nodes, int gpus_per_node,
+                      std::int64_t bytes) {
+  ProgramBuilder b(Mesh({{"dp", nodes * gpus_per_node}}, gpus_per_node), true, "t");
+  for (int t = 0; t < stride; ++t) {
+    const StreamId s = b.stream("comm" + std::to_string(t));
+    const std::vector<int> ranks = strided_group(t, stride, width, nodes, gpus_per_node);
+    const GroupId g = b.group("dp" + std::to_string(t), ranks);
+    for (int r : ranks) {
+      b.add(r, s, "coll", {}, CollectiveCall{kind, g, bytes, DType::bf16, 0, -1, -1});
+    }
+  }
+  return std::move(b).finish();
+}
+
+HardwareProfile node_profile(int gpus_per_node, int nics_per_node) {
+  HardwareProfile hw = load_hardware("h100-sxm");
+  hw.gpus_per_node = gpus_per_node;
+  hw.network.nics_per_node = nics_per_node;
+  return hw;
+}
+
+// Whether any port ever carried two gangs at once (a gang loads its ports from the end of its
+// latency to its end).
+bool ports_shared(const FlowPlan& fp, const Timeline& t) {
+  std::vector<std::vector<std::pair<Nanos, int>>> events(fp.port_capacity.size());
+  const auto add = [&](const GangFlow& g, const WindowTiming& w) {
+    const Nanos from = w.start + g.latency;
+    if (w.start < 0 || w.end <= from) return;
+    for (const auto& u : g.usage) {
+      events[static_cast<std::size_t>(u.port)].emplace_back(from, 1);
+      events[static_cast<std::size_t>(u.port)].emplace_back(w.end, -1);
+    }
+  };
+  for (std::size_t i = 0; i < fp.transfers.size(); ++i) add(fp.transfers[i], t.transfers[i]);
+  for (std::size_t i = 0; i < fp.collectives.size(); ++i) {
+    add(fp.collectives[i], t.collectives[i]);
+  }
+  for (auto& port : events) {
+    std::sort(port.begin(), port.end());  // at one time an end (-1) frees the port first
+    int active = 0;
+    for (const auto& [time, change] : port) {
+      active += change;
+      if (active > 1) return true;
+    }
+  }
+  return false;
+}
+
+// A Llama-like model small enough to simulate unfolded a few hundred times: h 2048, 16 heads
+// (d 128), 8 KV heads, f 8192, V 32000, seq 2048, 8 layers; its collectives are tens of MB, so
+// bandwidth dominates their time.
+TransformerModel small_llama() {
+  TransformerModel m;
+  m.name = "small-llama";
+  m.layers = 8;
+  m.hidden = 2048;
+  m.heads = 16;
+  m.kv_heads = 8;
+  m.ffn_hidden = 8192;
+  m.vocab = 32000;
+  m.seq_len = 2048;
+  return m;
+}
+
+struct GeneratedStep {
+  StepPlan plan;
+  HardwareProfile hw;
+};
+
+// Unfolded plans over tp {1,2,4,8} x pp {1,2,4} x cp {1,2} x dp {1,2,4} x vp {1,2} (interleaved
+// when 2) on 2 to 32 GPUs, m = 2 pp microbatches, with node sizes taken in turn from `nodes`
+// ({GPUs, NICs} per node).
+std::vector<GeneratedStep> generated_steps(const std::vector<std::pair<int, int>>& nodes) {
+  std::vector<GeneratedStep> out;
+  for (int tp : {1, 2, 4, 8}) {
+    for (int pp : {1, 2, 4}) {
+      for (int cp : {1, 2}) {
+        for (int dp : {1, 2, 4}) {
+          for (int vp : {1, 2}) {
+            const int world = tp * pp * cp * dp;
+            if ((vp == 2 && pp == 1) || world < 2 || world > 32) continue;
+            GeneratedStep g;
+            g.plan.tp = tp;
+            g.plan.pp = pp;
+            g.plan.cp = cp;
+            g.plan.dp = dp;
+            g.plan.vp = vp;
+            g.plan.schedule =
+                vp == 2 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
+            g.plan.global_batch = std::int64_t{dp} * 2 * pp;
+            g.plan.fold_dp = false;
+            g.plan.fold_tp = false;
+            const auto& [gpus, nics] = nodes[out.size() % nodes.size()];
+            g.hw = node_profile(gpus, nics);
+            out.push_back(std::move(g));
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+struct StepTimes {
+  Nanos analytical = 0;
+  Nanos flow = 0;
+  bool shared = false;  // some port carried two gangs at once in the flow run
+};
+
+StepTimes step_times(const GeneratedStep& g, double oversubscription) {
+  const TransformerModel m = small_llama();
+  check_step_plan(m, g.plan);
+  const Program p = build_training_step(m, g.plan, g.hw.gpus_per_node);
+  StepTimes t;
+  t.analytical = run_simulation(p, g.hw).metrics.makespan;
+  const SimulationResult flow =
+      run_simulation(p, g.hw, NetworkChoice{true, FlowOptions{oversubscription}});
+  t.flow = flow.metrics.makespan;
+  t.shared = ports_shared(*flow.flows, flow.timeline);
+  return t;
+}
 }  // namespace
 
 TEST_CASE("uncontended, the flow model agrees with the analytical formulas within 1%") {
@@ -181,4 +319,133 @@ TEST_CASE("an oversubscribed spine slows cross-node traffic") {
   const Nanos full = run(p, hw, true);
   const Nanos half = run(p, hw, true, FlowOptions{4.0});
   CHECK(half > full);
+}
+
+TEST_CASE("rails: the DP rings of every TP rank run at once, each in its analytical time") {
+  // One NIC per GPU (a DGX-class node): group t's members on a node are GPUs t + k x stride, whose
+  // own rails (GPU mod NICs) differ from every other group's, so the `stride` rings share no NIC
+  // and no NVLink port, and each takes the analytical time: lat + steps/n x M / B with
+  // B = min(NVLink bus, width x NIC).
+  const std::int64_t bytes = std::int64_t{256} << 20;
+  int cases = 0;
+  for (int gpus_per_node : {2, 4, 8}) {
+    const HardwareProfile hw = node_profile(gpus_per_node, gpus_per_node);
+    for (int nodes : {2, 3, 4}) {
+      for (int width = 1; width <= gpus_per_node; width *= 2) {
+        for (CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather,
+                                    CollectiveKind::reduce_scatter}) {
+          CAPTURE(gpus_per_node);
+          CAPTURE(nodes);
+          CAPTURE(width);
+          CAPTURE(to_string(kind));
+          const int stride = gpus_per_node / width;
+          const Program all = strided_rings(kind, stride, width, nodes, gpus_per_node, bytes);
+          const CommPlan plan = validate_program(all);
+          const FlowPlan fp = plan_flows(all, plan, hw.network, {});
+          const Timeline t = simulate(all, plan, estimate_durations(all, plan, hw), {}, &fp);
+          const int n = width * nodes;
+          const int steps = kind == CollectiveKind::all_reduce ? 2 * (n - 1) : n - 1;
+          const double bus = std::min(hw.network.nvlink_bus_bw, width * hw.network.nic_bw);
+          const double expect = comm_latency(hw.network, LinkClass::network, steps) +
+                                steps / static_cast<double>(n) * static_cast<double>(bytes) / bus;
+          CHECK(t.collectives.size() == static_cast<std::size_t>(stride));
+          for (const auto& w : t.collectives) {
+            CHECK(ns_to_seconds(w.end - w.start) == doctest::Approx(expect).epsilon(0.01));
+          }
+          ++cases;
+        }
+      }
+    }
+  }
+  // node sizes 2, 4, 8 have 2, 3, 4 widths (powers of two up to the node): 9 x 3 nodes x 3 kinds
+  CHECK(cases == 81);
+}
+
+TEST_CASE("rails: GPUs that share a NIC share its bandwidth") {
+  // 8 GPUs and 4 NICs per node: GPU g uses NIC g mod 4, so the one-GPU-per-node rings of GPUs t
+  // and t + 4 cross on the same NIC and each moves at half its rate. The bandwidth term of an
+  // all-reduce over 4 nodes, 2(n-1)/n x M / NIC, doubles; the latency does not.
+  const HardwareProfile hw = node_profile(8, 4);
+  const std::int64_t bytes = std::int64_t{1} << 30;
+  const int nodes = 4;
+  const Program all = strided_rings(CollectiveKind::all_reduce, 8, 1, nodes, 8, bytes);
+  const CommPlan plan = validate_program(all);
+  const FlowPlan fp = plan_flows(all, plan, hw.network, {});
+  const Timeline t = simulate(all, plan, estimate_durations(all, plan, hw), {}, &fp);
+  const double lat = comm_latency(hw.network, LinkClass::network, 2 * (nodes - 1));
+  const double bw_term = 2.0 * (nodes - 1) / nodes * static_cast<double>(bytes) / hw.network.nic_bw;
+  CHECK(t.collectives.size() == 8);
+  for (const auto& w : t.collectives) {
+    CHECK(ns_to_seconds(w.end - w.start) == doctest::Approx(lat + 2 * bw_term).epsilon(0.01));
+  }
+}
+
+TEST_CASE("oversubscribed uplinks: a 64-rank all-reduce's bandwidth term grows with F") {
+  // 8 nodes of 8 GPUs; 8 ring channels, each leaving every node once: a node's uplink carries 8
+  // unit flows at NICs x NIC / F = 8 x 48 / F GB/s, so each channel gets 48 / F GB/s and the ring
+  // 8 x 48 / F (below the 370 GB/s NVLink bus from F = 2 on): time = lat + 2(n-1)/n x M x F /
+  // (8 x 48 GB/s).
+  const HardwareProfile hw = load_hardware("h100-sxm");
+  const std::int64_t bytes = std::int64_t{1} << 30;
+  const Program p = concurrent(CollectiveKind::all_reduce, range(0, 64), 64, 8, bytes, 1);
+  const double lat = comm_latency(hw.network, LinkClass::network, 2 * 63);
+  for (double f : {2.0, 4.0, 8.0}) {
+    CAPTURE(f);
+    const double expect =
+        lat + 2.0 * 63 / 64 * static_cast<double>(bytes) * f / (8 * hw.network.nic_bw);
+    CHECK(ns_to_seconds(run(p, hw, true, FlowOptions{f})) == doctest::Approx(expect).epsilon(0.01));
+  }
+}
+
+TEST_CASE("generated step plans: flow and analytical agree within 1% where no port is shared") {
+  // One NIC per GPU on nodes of 8, 4 and 2 GPUs. Without sharing every gang takes its analytical
+  // time, so the whole step does too (within 1%: nanosecond rounding of each gang). With sharing
+  // the flow model can only be slower (contention takes bandwidth away, never adds it).
+  const auto steps = generated_steps({{8, 8}, {4, 4}, {2, 2}});
+  int unshared = 0, rails_only_plans = 0;
+  for (const auto& g : steps) {
+    CAPTURE(g.plan.tp);
+    CAPTURE(g.plan.pp);
+    CAPTURE(g.plan.cp);
+    CAPTURE(g.plan.dp);
+    CAPTURE(g.plan.vp);
+    CAPTURE(g.hw.gpus_per_node);
+    const StepTimes t = step_times(g, 1.0);
+    const auto analytical = static_cast<double>(t.analytical);
+    const auto flow = static_cast<double>(t.flow);
+    // The DP ring of one GPU per node (tp fills the node, no pp, no cp) meets no other traffic:
+    // TP stays on NVLink, each TP rank's DP ring on its own rail.
+    const bool rails_only = g.plan.tp == g.hw.gpus_per_node && g.plan.pp == 1 && g.plan.cp == 1;
+    if (rails_only) {
+      ++rails_only_plans;
+      CHECK_FALSE(t.shared);
+    }
+    if (!t.shared) {
+      ++unshared;
+      CHECK(flow == doctest::Approx(analytical).epsilon(0.01));
+    } else {
+      CHECK(flow >= analytical * (1 - 1e-4));  // up to each gang's nanosecond rounding
+    }
+  }
+  // tp x pp x cp x dp x vp (vp 2 only with pp > 1) with 2 <= world <= 32
+  CHECK(steps.size() == 92);
+  // rails-only plans: tp2 dp1 on 2-GPU nodes, tp4 dp2 on 4-GPU nodes, tp8 dp4 on 8-GPU nodes
+  CHECK(rails_only_plans == 3);
+  CHECK(unshared >= rails_only_plans);
+}
+
+TEST_CASE("generated step plans: with oversubscribed uplinks flow is never faster") {
+  const auto steps = generated_steps({{8, 8}, {4, 4}, {8, 4}});
+  for (const auto& g : steps) {
+    if (world_size(g.plan) <= g.hw.gpus_per_node) continue;  // one node: no uplink crossed
+    CAPTURE(g.plan.tp);
+    CAPTURE(g.plan.pp);
+    CAPTURE(g.plan.cp);
+    CAPTURE(g.plan.dp);
+    CAPTURE(g.plan.vp);
+    CAPTURE(g.hw.gpus_per_node);
+    const StepTimes t = step_times(g, 4.0);
+    // never faster, up to each gang's nanosecond rounding
+    CHECK(static_cast<double>(t.flow) >= static_cast<double>(t.analytical) * (1 - 1e-4));
+  }
 }

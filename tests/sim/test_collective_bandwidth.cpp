@@ -1,0 +1,93 @@
+#include "sim/collective_bandwidth.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "sim/cost_model.hpp"
+#include "sim/engine.hpp"
+#include "sim/hardware_profile.hpp"
+#include "sim/network_analytical.hpp"
+
+using namespace meshsim;
+
+namespace {
+
+// K identical all-reduces of `bytes` over `ranks`, each on its own "dp" group and stream.
+Program all_reduces(const std::vector<int>& ranks, int world, std::int64_t bytes, int k) {
+  ProgramBuilder b(Mesh({{"dp", world}}, 8), true, "t");
+  for (int c = 0; c < k; ++c) {
+    const StreamId s = b.stream("comm" + std::to_string(c));
+    const GroupId g = b.group("dp", ranks);
+    for (int r : ranks) {
+      b.add(r, s, "ar", {}, CollectiveCall{CollectiveKind::all_reduce, g, bytes, DType::bf16});
+    }
+  }
+  return std::move(b).finish();
+}
+
+std::vector<CollectiveBandwidth> measure(const Program& p, double oversubscription) {
+  const HardwareProfile hw = load_hardware("h100-sxm");
+  const CommPlan plan = validate_program(p);
+  const FlowPlan fp = plan_flows(p, plan, hw.network, FlowOptions{oversubscription});
+  const Timeline t = simulate(p, plan, estimate_durations(p, plan, hw), {}, &fp);
+  return collective_bandwidth(p, plan, fp, t);
+}
+
+std::vector<int> first(int n) {
+  std::vector<int> v;
+  for (int i = 0; i < n; ++i) v.push_back(i);
+  return v;
+}
+
+const double kBytes = static_cast<double>(std::int64_t{1} << 30);
+
+// nccl-tests' busbw of an all-reduce over n ranks across nodes taking lat + 2(n-1)/n x M / B, with
+// lat = 8.4 us + latency_steps x 14 us.
+double ring_busbw(int n, int latency_steps, double bus_bw) {
+  const NetworkProfile net = load_hardware("h100-sxm").network;
+  const double bus_bytes = 2.0 * (n - 1) / n * kBytes;
+  return bus_bytes / (comm_latency(net, LinkClass::network, latency_steps) + bus_bytes / bus_bw);
+}
+
+}  // namespace
+
+TEST_CASE("collective bandwidth: one all-reduce alone reaches the analytical busbw") {
+  // 16 ranks on 2 nodes: B = min(NVLink bus 370, 8 NICs x 48) = 370 GB/s, bound by the GPUs'
+  // NVLink ports (8 ring channels through each at 370 / 8 < 48 GB/s per NIC).
+  const auto bw = measure(all_reduces(first(16), 16, std::int64_t{1} << 30, 1), 1.0);
+  REQUIRE(bw.size() == 1);
+  CHECK(bw[0].dim == "dp");
+  CHECK(bw[0].kind == CollectiveKind::all_reduce);
+  CHECK(bw[0].instances == 1);
+  CHECK(bw[0].bytes == kBytes);
+  const double expect = ring_busbw(16, 30, 370e9);
+  CHECK(bw[0].busbw == doctest::Approx(expect).epsilon(0.01));
+  CHECK(bw[0].min_busbw == doctest::Approx(bw[0].busbw));
+  CHECK(bw[0].alone_busbw == doctest::Approx(bw[0].busbw).epsilon(1e-6));
+  CHECK(bw[0].limited_by == "nvlink");
+}
+
+TEST_CASE("collective bandwidth: two all-reduces on the same ports each achieve half") {
+  // Each takes lat + 2 x (bandwidth term); alone each would reach the busbw above.
+  const auto bw = measure(all_reduces(first(16), 16, std::int64_t{1} << 30, 2), 1.0);
+  REQUIRE(bw.size() == 1);
+  CHECK(bw[0].instances == 2);
+  CHECK(bw[0].bytes == 2 * kBytes);
+  CHECK(bw[0].busbw == doctest::Approx(ring_busbw(16, 30, 370e9 / 2)).epsilon(0.01));
+  CHECK(bw[0].alone_busbw == doctest::Approx(ring_busbw(16, 30, 370e9)).epsilon(0.01));
+}
+
+TEST_CASE("collective bandwidth: one GPU per node is NIC-bound, 4:1 uplinks uplink-bound") {
+  // GPU 0 of 4 nodes: one channel through rail 0, B = 48 GB/s, the NIC.
+  const auto nic = measure(all_reduces({0, 8, 16, 24}, 32, std::int64_t{1} << 30, 1), 1.0);
+  REQUIRE(nic.size() == 1);
+  CHECK(nic[0].busbw == doctest::Approx(ring_busbw(4, 6, 48e9)).epsilon(0.01));
+  CHECK(nic[0].limited_by == "nic");
+  // 64 ranks on 8 nodes with uplinks of 8 x 48 / 4 = 96 GB/s carrying the 8 channels:
+  // B = 96 GB/s.
+  const auto up = measure(all_reduces(first(64), 64, std::int64_t{1} << 30, 1), 4.0);
+  REQUIRE(up.size() == 1);
+  CHECK(up[0].busbw == doctest::Approx(ring_busbw(64, 126, 96e9)).epsilon(0.01));
+  CHECK(up[0].limited_by == "uplink");
+}
