@@ -294,6 +294,10 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
   if (run.source == "korthikanti2022" || run.source.starts_with("megatron_readme")) {
     out.plan.attention = AttentionCore::materialized;
     out.conventions.emplace_back("attention materialized (Megatron-LM of 2021-2022)");
+  } else if (run.source == "zero_bubble") {
+    out.plan.attention = AttentionCore::materialized;
+    out.conventions.emplace_back(
+        "attention materialized (Zero Bubble's activation model sb(34h + 5as), Table 1)");
   }
   try {
     check_step_plan(out.model, out.plan);

@@ -32,7 +32,9 @@
 //   dtype    "bf16" in the precision -> bf16, else "fp16" -> fp16, else bf16.
 //   attention materialized for the Megatron-LM runs of 2021-2022 (sources korthikanti2022 and
 //            megatron_readme*: FlashAttention, Dao et al. May 2022, reached Megatron-LM in 2023 as
-//            --use-flash-attn); flash for every other source. The flash kernel family is the
+//            --use-flash-attn) and for Zero Bubble (source zero_bubble: its Table 1 activation
+//            model sb(34h + 5as) is that core's, and only that core accounts for its Table 4
+//            memory); flash for every other source. The flash kernel family is the
 //            profile's default (fa2), except for Megatron-LM sources on a profile with a cudnn
 //            family (Hopper): Transformer Engine's cuDNN fused attention ("when both are
 //            applicable, Transformer Engine prefers cuDNN flash attention on Hopper+", NVIDIA
