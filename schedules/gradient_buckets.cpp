@@ -12,12 +12,18 @@ GradientBuckets::GradientBuckets(int layers, int max_buckets, std::int64_t last_
 std::vector<ReadyBucket> GradientBuckets::take_ready() {
   std::vector<ReadyBucket> ready;
   // Bucket j is complete once ceil((j+1) L / nb) layers are done.
-  while (next_ < count_ && done_ >= (layers_ * (next_ + 1) + count_ - 1) / count_) {
+  while (next_ < count_ && done_ >= begin(next_ + 1)) {
     if (next_ + 1 == count_) pending_ += last_extra_;
     ready.push_back(ReadyBucket{pending_ * 4, next_++});
     pending_ = 0;
   }
   return ready;
+}
+
+int GradientBuckets::bucket_of(int i) const {
+  int j = 0;
+  while (j + 1 < count_ && i >= begin(j + 1)) ++j;
+  return j;
 }
 
 }  // namespace meshsim

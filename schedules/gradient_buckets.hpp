@@ -26,6 +26,10 @@ class GradientBuckets {
   std::vector<ReadyBucket> take_ready();
 
   int count() const { return count_; }
+  // Backward positions [begin(j), begin(j + 1)) of the chunk's layers make bucket j.
+  int begin(int j) const { return (layers_ * j + count_ - 1) / count_; }
+  // The bucket of the layer at backward position i (0 = the chunk's last layer).
+  int bucket_of(int i) const;
 
  private:
   int count_ = 1, layers_ = 0, done_ = 0, next_ = 0;

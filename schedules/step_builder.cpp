@@ -24,6 +24,7 @@ Program StepBuilder::build() && {
       for (int c = 0; c < n_cp_; ++c) {
         for (int t = 0; t < tp_built; ++t) {
           begin_rank(mesh, mesh.rank_of({t, c, d, pr}), pr, c);
+          if (p_.overlap_param_gather && dp_size_ > 1) launch_param_gathers();
           emitter.emit(pr, *this);
           finish_rank();
         }
@@ -43,6 +44,8 @@ void StepBuilder::begin_rank(const Mesh& mesh, int rank, int pr, int cp_index) {
   delayed_.clear();
   bucket_bytes_.clear();
   wgrad_passes_.assign(static_cast<std::size_t>(v_), 0);
+  forwards_.assign(static_cast<std::size_t>(v_), 0);
+  param_gathers_.clear();
   {
     // Folded: a one-member group (the rank itself), timed as the whole TP group.
     std::vector<int> tp_full = mesh.group_of("tp", rank);
@@ -94,7 +97,7 @@ void StepBuilder::finish_rank() {
   }
   kernel("optimizer step", Phase::optimizer, -1, -1, -1, KernelKind::optimizer_update,
          VectorShape{shard});
-  if (dist) {
+  if (dist && !p_.overlap_param_gather) {
     for (std::size_t b = 0; b < bucket_bytes_.size(); ++b) {
       // Updated bf16 parameters: the bucket's fp32 grad bytes / 2 (4-byte grads, 2-byte params).
       dp_collective(fmt::format("param all-gather bucket {}", b), Phase::optimizer, -1, -1,
@@ -169,12 +172,15 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
   const bool last_stage = stage + 1 == stages_;
   Ctx c{-1, mb, chunk, Phase::fwd};
   if (work == PipeWork::forward) {
+    const bool first_forward = forwards_[static_cast<std::size_t>(chunk)]++ == 0;
     if (stage == 0) {
+      if (first_forward && count > 0) wait_param_gather(chunk, first);  // the embedding's bucket
       kernel("embedding", Phase::fwd, -1, mb, chunk, KernelKind::copy,
              VectorShape{local_tokens_ * m_.hidden});
     }
     for (int l = first; l < first + count; ++l) {
       c.layer = l;
+      if (first_forward) wait_param_gather(chunk, l);
       layer_forward(c);
     }
     if (last_stage) {

@@ -234,6 +234,13 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
 
   void launch_ready(GradientBuckets& b, int mb, int chunk);
 
+  // ---- overlapped parameter all-gathers (overlap_param_gather; step_param_gather.cpp) ----------
+  // Issued at the rank's start, chunk by chunk, each chunk's buckets in forward order.
+  void launch_param_gathers();
+  // Makes the chunk's first forward of `layer` wait for its bucket's all-gather.
+  void wait_param_gather(int chunk, int layer);
+  std::int64_t bucket_params(int stage, const GradientBuckets& b, int j) const;
+
   void flush_buckets();
 
   // Emits one compute part; returns the op after which its output (activation or input gradient
@@ -288,6 +295,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   };
   std::vector<DelayedBucket> delayed_;
   std::vector<int> wgrad_passes_;
+  std::vector<std::vector<OpId>> param_gathers_;  // [chunk][bucket], overlap_param_gather
+  std::vector<int> forwards_;                     // forward passes emitted per chunk
 };
 
 }  // namespace meshsim::step_detail

@@ -108,6 +108,11 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
         "x mbs) whole microbatches",
         plan.global_batch, per));
   }
+  if (plan.overlap_param_gather && !plan.distributed_optimizer) {
+    throw InputError(
+        "`overlap_param_gather` needs `distributed_optimizer`: only the distributed optimizer "
+        "all-gathers the updated parameters");
+  }
   if (plan.vp > 1 && plan.schedule != PipelineSchedule::interleaved) {
     throw InputError(fmt::format(
         "`vp` {} needs `schedule` interleaved (zb-v and dualpipev always use 2 chunks, the other "

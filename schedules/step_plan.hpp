@@ -25,6 +25,11 @@ struct StepPlan {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   Recompute recompute = Recompute::none;
   bool distributed_optimizer = false;
+  // Megatron-Core's --overlap-param-gather (distributed optimizer only): the updated parameters'
+  // all-gathers run during the next step's forward, bucket by bucket, each layer's first forward
+  // waiting for its bucket, instead of after the optimizer step. One step is simulated in steady
+  // state: the all-gathers are issued at the start of the step.
+  bool overlap_param_gather = false;
   // The attention core: flash (one fused kernel, no s x s scores kept) or materialized (the
   // pre-FlashAttention Megatron core: QK^T and PV GEMMs around a fused scale-mask-softmax and
   // dropout over the b x a x s x s scores, which are also kept for the backward); cp 1 only.

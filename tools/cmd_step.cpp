@@ -56,6 +56,7 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   j["recompute"] = to_string(p.recompute);
   j["attention"] = to_string(p.attention);
   j["distributed_optimizer"] = p.distributed_optimizer;
+  j["overlap_param_gather"] = p.overlap_param_gather;
   j["sequence_parallel"] = p.sequence_parallel;
   j["dp_buckets"] = p.dp_buckets;
   j["fold_dp"] = p.fold_dp;
@@ -105,6 +106,9 @@ std::vector<OptionSpec> step_options() {
        "scores as Megatron-LM before FlashAttention (cp 1) [flash]"},
       {"--distributed-optimizer", "",
        "shard the optimizer over dp x cp: gradient reduce-scatter + parameter all-gather"},
+      {"--overlap-param-gather", "",
+       "with --distributed-optimizer: the parameter all-gathers run during the forward, bucket "
+       "by bucket (Megatron-Core's --overlap-param-gather)"},
       {"--no-sequence-parallel", "", "TP all-reduces instead of all-gather/reduce-scatter"},
       {"--dp-buckets", "N", "gradient buckets per model chunk [4]"},
       {"--no-fold", "",
@@ -165,6 +169,10 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out) {
   p.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
   p.distributed_optimizer = args.has("--distributed-optimizer");
+  p.overlap_param_gather = args.has("--overlap-param-gather");
+  if (p.overlap_param_gather && !p.distributed_optimizer) {
+    throw InputError("--overlap-param-gather needs --distributed-optimizer");
+  }
   p.sequence_parallel = !args.has("--no-sequence-parallel");
   p.dp_buckets = static_cast<int>(args.get_int("--dp-buckets", 4, 1, 1024));
   p.fold_dp = !args.has("--no-fold");

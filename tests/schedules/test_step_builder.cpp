@@ -1,9 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "schedules/training_step.hpp"
+#include "sim/error.hpp"
 
 using namespace meshsim;
 
@@ -59,4 +61,60 @@ TEST_CASE("step builder: fp16 unscales the fp32 gradients before the Adam step, 
   const std::int64_t n = count_parameters(gpt_tiny()).total;
   CHECK(std::get<VectorShape>(unscale.shape).elements == n);
   CHECK(std::get<VectorShape>(adam.shape).elements == n);
+}
+
+TEST_CASE("step builder: --overlap-param-gather moves the parameter all-gathers into the forward") {
+  StepPlan p;
+  p.dp = 2;
+  p.global_batch = 4;
+  p.distributed_optimizer = true;
+  p.dp_buckets = 2;
+  const TransformerModel m = gpt_tiny();  // 2 layers: one per bucket
+  auto gathers = [](const Program& prog, Phase phase) {
+    std::int64_t bytes = 0;
+    int n = 0;
+    for (const Op& op : prog.ops) {
+      const auto* c = std::get_if<CollectiveCall>(&op.body);
+      if (c == nullptr || c->kind != CollectiveKind::all_gather || op.labels.phase != phase) {
+        continue;
+      }
+      bytes += c->bytes;
+      ++n;
+    }
+    return std::pair{n, bytes};
+  };
+  const Program after_step = build_training_step(m, p, 8);
+  p.overlap_param_gather = true;
+  const Program overlapped = build_training_step(m, p, 8);
+  // The same two buckets move the same bytes (every parameter once, bf16), only earlier.
+  const auto [n_after, bytes_after] = gathers(after_step, Phase::optimizer);
+  const auto [n_fwd, bytes_fwd] = gathers(overlapped, Phase::fwd);
+  CHECK(n_after == 2);
+  CHECK(n_fwd == 2);
+  CHECK(gathers(overlapped, Phase::optimizer).first == 0);
+  CHECK(bytes_fwd == bytes_after);
+  CHECK(bytes_fwd == 2 * count_parameters(m).total);
+  // The embedding (first kernel) waits for the bucket holding the first layer and the embedding
+  // (bucket 1 in backward order), the second layer's first kernel for bucket 0.
+  OpId bucket1 = -1, bucket0 = -1;
+  for (std::size_t i = 0; i < overlapped.ops.size(); ++i) {
+    if (overlapped.ops[i].name == "param all-gather c0 bucket 1") bucket1 = static_cast<OpId>(i);
+    if (overlapped.ops[i].name == "param all-gather c0 bucket 0") bucket0 = static_cast<OpId>(i);
+  }
+  REQUIRE(bucket1 >= 0);
+  REQUIRE(bucket0 >= 0);
+  bool embedding_waits = false, layer1_waits = false;
+  for (const Op& op : overlapped.ops) {
+    const bool first_mb = op.labels.microbatch == 0 && op.labels.phase == Phase::fwd;
+    const auto has = [&](OpId d) {
+      return std::find(op.deps.begin(), op.deps.end(), d) != op.deps.end();
+    };
+    if (first_mb && op.name == "embedding" && has(bucket1)) embedding_waits = true;
+    if (first_mb && op.labels.layer == 1 && has(bucket0)) layer1_waits = true;
+  }
+  CHECK(embedding_waits);
+  CHECK(layer1_waits);
+  // Without the distributed optimizer there is nothing to overlap.
+  p.distributed_optimizer = false;
+  CHECK_THROWS_AS(check_step_plan(m, p), InputError);
 }
