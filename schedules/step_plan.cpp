@@ -98,6 +98,16 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
     if (v > kMaxDim)
       throw InputError(fmt::format("{} must be at most {}, got {}", flag, kMaxDim, v));
   }
+  // Sequences per microbatch and per step, bounded so dp x mbs and the token counts stay far
+  // from int64 overflow.
+  constexpr std::int64_t kMaxSequences = std::int64_t{1} << 30;
+  for (const auto& [v, name] :
+       {std::pair{plan.microbatch_size, "`mbs`"}, std::pair{plan.global_batch, "`gbs`"}}) {
+    if (v > kMaxSequences) {
+      throw InputError(
+          fmt::format("{} must be at most {} sequences, got {}", name, kMaxSequences, v));
+    }
+  }
   if (std::int64_t{plan.tp} * plan.pp * plan.cp * plan.dp > (1 << 20)) {
     throw InputError("world size = `tp` x `pp` x `cp` x `dp` must be at most 1048576 GPUs");
   }

@@ -46,3 +46,17 @@ TEST_CASE("step plan: the size estimate and its guard") {
   p.global_batch = 1 << 20;  // 65536 microbatches
   CHECK_THROWS_AS(check_step_size(m, p, false), InputError);
 }
+
+TEST_CASE("step plan: batch sizes past 2^30 sequences are refused before any arithmetic") {
+  // dp 32 x mbs 2^62 wraps int64 to 0: the divisibility check would divide by zero.
+  StepPlan p;
+  p.dp = 32;
+  p.microbatch_size = std::int64_t{1} << 62;
+  p.global_batch = 512;
+  CHECK_THROWS_WITH_AS(check_step_plan(load_model("llama3-8b"), p),
+                       "`mbs` must be at most 1073741824 sequences, got 4611686018427387904",
+                       InputError);
+  p.microbatch_size = 1;
+  p.global_batch = (std::int64_t{1} << 30) + 32;
+  CHECK_THROWS_AS(check_step_plan(load_model("llama3-8b"), p), InputError);
+}

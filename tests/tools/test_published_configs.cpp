@@ -74,3 +74,44 @@ TEST_CASE("published configs: a contradiction, an unknown source or bad JSON is 
   not_object["configs"][0]["model_fields"] = 3;
   CHECK_THROWS_AS(apply_published_configs(runs, not_object, "c.json"), InputError);
 }
+
+TEST_CASE("published configs: fuzzed fields fill, are refused with InputError, never crash") {
+  const json good =
+      configs({{"tp", 1}, {"pp", 1}, {"micro_batch", 1}, {"recompute", "full"}, {"dp", 32}});
+  const std::vector<json> values = {
+      nullptr,        0,   -1, 1, std::int64_t{1} << 62, 1.5, "", "x", "GPT 1.7B", json::array(),
+      json::object(), true};
+  std::vector<json::json_pointer> paths = {json::json_pointer("/sources"),
+                                           json::json_pointer("/configs"),
+                                           json::json_pointer("/configs/0")};
+  for (const auto& [key, value] : good["configs"][0].items()) {
+    paths.emplace_back("/configs/0/" + key);
+  }
+  for (const auto& [key, value] : good["configs"][0]["parallel_fields"].items()) {
+    paths.emplace_back("/configs/0/parallel_fields/" + key);
+  }
+  int filled = 0, refused = 0;
+  for (const auto& path : paths) {
+    for (const auto& v : values) {
+      CAPTURE(path.to_string());
+      CAPTURE(v.dump());
+      json doc = good;
+      doc[path] = v;
+      PublishedRuns runs = readme_runs();
+      try {
+        apply_published_configs(runs, doc, "c.json");
+        ++filled;
+        // Whatever was filled, planning a row either plans, skips or refuses by InputError.
+        try {
+          (void)plan_run(runs.rows[0]);
+        } catch (const InputError&) {
+        }
+      } catch (const InputError&) {
+        ++refused;
+      }
+    }
+  }
+  // Both outcomes occur: typed fields refuse wrong types, free values (micro_batch 3) fill.
+  CHECK(filled > 0);
+  CHECK(refused > 0);
+}
