@@ -17,6 +17,7 @@ int run_ring_attention_command(std::span<const std::string> args, const CommandC
 int run_pipeline_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_step_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_tp_linear_command(std::span<const std::string> args, const CommandContext& ctx);
+int run_hardware_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_compare_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_collective_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_simulate_command(std::span<const std::string> args, const CommandContext& ctx);

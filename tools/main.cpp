@@ -42,6 +42,8 @@ constexpr SubCommand kCommands[] = {
      meshsim::run_report_command},
     {"compare", "simulate published training runs and compare with what they measured",
      meshsim::run_compare_command},
+    {"hardware", "print a hardware profile as JSON with the public source of every figure",
+     meshsim::run_hardware_command},
 };
 
 void print_usage(std::ostream& out) {
