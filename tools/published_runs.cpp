@@ -276,6 +276,16 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
   auto hardware = hardware_for_gpu(text(run.cluster, "gpu").value_or(""));
   if (auto* skipped = std::get_if<SkippedRun>(&hardware)) return *skipped;
   out.hardware = std::get<HardwareProfile>(hardware);
+  {
+    static const std::regex watts(R"((\d+)\s*w\b)");
+    std::smatch match;
+    const std::string gpu = lower(text(run.cluster, "gpu").value_or(""));
+    if (std::regex_search(gpu, match, watts)) {
+      out.conventions.push_back(fmt::format(
+          "power cap {} W in the GPU name not modeled: the profile's peaks are the datasheet's",
+          match[1].str()));
+    }
+  }
   if (const auto gpn = count(run.cluster, "gpus_per_node")) {
     out.hardware.gpus_per_node = static_cast<int>(*gpn);
   }

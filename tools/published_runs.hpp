@@ -11,7 +11,8 @@
 // Rules:
 //   GPU      "A100..." -> a100-sxm, "H100..." -> h100-sxm, "H200..." -> h200-sxm, "H800..." ->
 //            h800-sxm; a memory size printed in the name ("40GB", "96GB HBM2e") replaces the
-//            profile's; other GPUs are skipped until a profile exists.
+//            profile's; a power cap in the name ("500W") is listed as not modeled; other GPUs
+//            are skipped until a profile exists.
 //   model    heads null: skipped; kv_heads null: heads (multi-head attention); ffn null: 4 x
 //   hidden;
 //            vocab null: 51,200 (GPT-like); seq from the model. Llama-named models: RMSNorm,

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <variant>
 
 #include "sim/error.hpp"
@@ -112,6 +113,16 @@ TEST_CASE("published runs: vp of an interleaved run without one splits each stag
   row["parallel"]["pp"] = 5;
   row["parallel"]["num_microbatches"] = 20;
   CHECK(planned(row).plan.vp == 2);
+}
+
+TEST_CASE("published runs: a power cap in the GPU name is stated as not modeled") {
+  json row = table5_row();
+  row["cluster"]["gpu"] = "H100 (96GB HBM2e, 500W)";
+  const RunPlan p = planned(row);
+  CHECK(p.hardware.memory_bytes == 96e9);
+  CHECK(std::find(p.conventions.begin(), p.conventions.end(),
+                  "power cap 500 W in the GPU name not modeled: the profile's peaks are the "
+                  "datasheet's") != p.conventions.end());
 }
 
 TEST_CASE("published runs: rows meshsim cannot express are skipped with the reason") {
