@@ -181,8 +181,8 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out) {
     if (!flow_folds_exactly(make_megatron_mesh(p.tp, p.cp, p.dp, p.pp, gpn), out.hardware.network,
                             out.network.options, dims)) {
       note =
-          "--network flow simulates every rank here (GPUs sharing a NIC or uplink do not fold "
-          "onto one)";
+          "--network flow simulates every rank here (shifting the folded ranks would move GPUs "
+          "of one node, NIC or uplink apart)";
       p.fold_dp = false;
       p.fold_tp = false;
     }
