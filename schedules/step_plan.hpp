@@ -45,9 +45,10 @@ struct StepPlan {
   // when cp = 1) whose Group::timed_as is the FULL dp x cp group: the cost model prices it at
   // that group's real placement, same kind and bytes (the graph holds no time).
   // What is left out: the other replicas' ops and the rendezvous with them (they would arrive at
-  // the same time: identical programs), and under --network flow their flows (the command then
-  // unfolds); RunMetrics' byte counts leave out the DP traffic to other replicas. With the
-  // analytical network, folded and unfolded step times are equal (tests/schedules).
+  // the same time: identical programs), and under --network flow their flows, which the
+  // quotient network of sim/flow_fold.hpp stands for (meshsim step unfolds where it cannot);
+  // RunMetrics' byte counts leave out the DP traffic to other replicas. With the analytical
+  // network, folded and unfolded step times are equal (tests/schedules).
   bool fold_dp = true;
   // Simulate one TP rank per (cp, dp, pp) coordinate: the TP ranks of a TP group run identical
   // programs (the same shapes: heads / t, ffn / t, ceil(V / t) each), so with the analytical
@@ -59,7 +60,7 @@ struct StepPlan {
   // CP ring exchanges, the pipeline p2p and the DP reductions run between the
   // built (tp index 0) ranks as before; the DP group placement and times are those of the real
   // group (the same for every tp index). What is left out: the other TP ranks' ops, the rendezvous
-  // with them (simultaneous: lockstep), under --network flow their flows (the command unfolds);
+  // with them (simultaneous: lockstep), under --network flow their flows (sim/flow_fold.hpp);
   // RunMetrics' byte counts leave out the TP traffic and the other TP ranks' CP / PP / DP traffic.
   // Holds exactly when every TP rank sees the same placements: gpus_per_node a multiple or a
   // divisor of tp (every profile); with the analytical network, folded and unfolded step times

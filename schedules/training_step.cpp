@@ -61,9 +61,9 @@
 //   that group's real placement (dp members tp x cp ranks apart) with the same bytes. What
 //   is folded: the other replicas' ops (identical programs, same times) and the rendezvous with
 //   them. The analytical model has no contention, so the folded and unfolded step times are equal;
-//   under the flow-level network the timed-as cost replaces the replicas' flows (the folded DP
-//   collectives then do not contend with anything), and metrics' byte counts exclude the DP
-//   traffic to other replicas.
+//   the flow-level network runs a folded Program on its quotient network (sim/flow_fold.hpp:
+//   every flow's images load the port classes it crosses), equal to the unfolded run; metrics'
+//   byte counts exclude the DP traffic to other replicas.
 // Folding (fold_tp, when folds_tp(): gpus_per_node a multiple or divisor of tp, so every TP rank
 //   sees the same placements): only the ranks with tp index 0 get ops. Each TP collective is
 //   emitted as before but on a one-member "tp" group (the rank itself) timed as the FULL tp group

@@ -3,6 +3,14 @@
 // port and NIC, per direction; optionally node uplinks); active flows share every port max-min
 // fairly, and rates are recomputed only when a flow starts or ends.
 //
+// Incremental recomputation: a max-min fair allocation decomposes over the connected components
+// of the graph linking gangs to the ports they load, so when gangs start or end only the component
+// reached from their ports (through active gangs sharing ports, transitively) is refilled; every
+// other gang keeps its rate. Within the component the filling runs in the same order (gangs in
+// start order, ports by level then id) as a refill of all gangs, so the rates are the same bit for
+// bit (tests/sim/test_flow_network compares both on random gang sets). `incremental = false`
+// refills everything, for those tests.
+//
 // A flow here is a *gang*: a set of identical unit flows that start and end together, as the
 // hop-flows of one collective do. `usage` says how many unit flows (possibly fractional) load each
 // port; the gang moves `work` bytes per unit flow at one rate r, loading port p with usage_p * r.
@@ -51,7 +59,7 @@ class FlowNetwork {
   static constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 
   // Capacities in bytes per second.
-  explicit FlowNetwork(std::vector<double> port_capacity);
+  explicit FlowNetwork(std::vector<double> port_capacity, bool incremental = true);
 
   // Starts a gang at `now` (its latency already paid). `tag` comes back on completion.
   void start(std::int32_t tag, const GangFlow& gang, Nanos now);
@@ -65,24 +73,40 @@ class FlowNetwork {
   void sample_classes(std::vector<std::uint8_t> class_of, int classes);
   const std::vector<LinkRateSample>& samples() const { return samples_; }
 
-  std::size_t active() const { return active_.size(); }
+  std::size_t active() const { return order_.size(); }
+  // Current rate (bytes per ns per unit flow) of the active gang `tag`, -1 when none is active.
+  double rate_of(std::int32_t tag) const;
   const std::vector<PortStats>& stats() const { return stats_; }
   std::uint64_t recomputations() const { return recomputations_; }
 
  private:
   struct Active {
-    std::int32_t tag;
-    const GangFlow* gang;
-    double remaining;  // bytes per unit flow still to move
-    double rate = 0;   // bytes per ns per unit flow
+    std::int32_t tag = 0;
+    const GangFlow* gang = nullptr;
+    double remaining = 0;  // bytes per unit flow still to move
+    double rate = 0;       // bytes per ns per unit flow
     Nanos done_at = kNever;
+    std::array<double, 4> class_units{};  // unit flows per link class, for samples
   };
 
   void advance(Nanos now);
-  void recompute_rates(Nanos now);
+  // Refills the component of the gangs loading `seeds` (or every gang), then completion times.
+  void recompute_rates(Nanos now, const std::vector<PortId>& seeds);
+  void component(const std::vector<PortId>& seeds);
+  void fill();
+  void record_sample(Nanos now);
+  void attach(std::int32_t slot);
+  void detach(std::int32_t slot);
 
   std::vector<double> capacity_;  // bytes per ns
-  std::vector<Active> active_;
+  bool incremental_;
+  std::vector<Active> slots_;        // active gangs by slot; a finished slot is reused
+  std::vector<std::int32_t> free_;   // free slots
+  std::vector<std::int32_t> order_;  // active slots in start order
+  std::vector<std::int32_t> rank_;   // per slot: its position in order_
+  std::vector<std::vector<std::int32_t>> port_users_;  // active slots per port
+  std::vector<PortId> busy_;                           // ports with an active gang
+  std::vector<std::int32_t> busy_at_;                  // per port: its index in busy_, or -1
   std::vector<PortStats> stats_;
   Nanos now_ = 0;
   Nanos next_completion_ = kNever;
@@ -91,6 +115,9 @@ class FlowNetwork {
   int classes_ = 0;
   std::vector<LinkRateSample> samples_;
   // scratch for recompute_rates
+  std::vector<std::int32_t> comp_;  // the component's slots, in start order
+  std::vector<char> slot_seen_, port_seen_;
+  std::vector<PortId> seen_ports_;
   std::vector<double> residual_, demand_;
   std::vector<std::vector<std::pair<std::int32_t, double>>> users_;
   std::vector<PortId> touched_;

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "sim/error.hpp"
+#include "sim/flow_fold.hpp"
 #include "sim/network_analytical.hpp"
 
 namespace meshsim {
@@ -275,6 +277,16 @@ void Topology::rail_path(int src, int dst, int out_rail, int in_rail, double uni
   }
 }
 
+void Topology::gpu_ports(int rank, std::vector<PortId>& out) const {
+  const auto r = static_cast<std::size_t>(rank);
+  const auto nic = static_cast<std::size_t>(node_of(rank) * nics_ + rail_of(rank));
+  out.assign({nvl_out_[r], nvl_in_[r], nic_out_[nic], nic_in_[nic]});
+  if (spine_) {
+    out.push_back(up_[static_cast<std::size_t>(node_of(rank))]);
+    out.push_back(down_[static_cast<std::size_t>(node_of(rank))]);
+  }
+}
+
 GangFlow p2p_gang(const Topology& topo, const NetworkProfile& net, int src, int dst,
                   std::int64_t bytes) {
   GangFlow g;
@@ -320,23 +332,88 @@ GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, Collec
   return g;
 }
 
+namespace {
+
+// A collective's gang, keyed by what it depends on: collectives of one group shape repeat per
+// layer and microbatch.
+struct GangKey {
+  std::vector<int> ranks;
+  CollectiveKind kind;
+  std::int64_t bytes;
+  int shift;
+  CollectiveAlgo algo;
+  auto operator<=>(const GangKey&) const = default;
+};
+
+// Folded programs build only coordinate 0 of their folded dimensions (flow_fold.hpp).
+void check_built_ranks(const Program& program, const std::vector<int>& dims) {
+  std::vector<char> checked(static_cast<std::size_t>(program.mesh.world_size()), 0);
+  for (const auto& op : program.ops) {
+    auto& c = checked[static_cast<std::size_t>(op.rank)];
+    if (c != 0) continue;
+    c = 1;
+    const auto coords = program.mesh.coords(op.rank);
+    for (int d : dims) {
+      if (coords[static_cast<std::size_t>(d)] != 0) {
+        throw InputError(fmt::format(
+            "flow-level network: a folded Program builds only coordinate 0 of its folded "
+            "dimension `{}`, but rank {} has ops",
+            program.mesh.dims()[static_cast<std::size_t>(d)].name, op.rank));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 FlowPlan plan_flows(const Program& program, const CommPlan& plan, const NetworkProfile& net,
                     const FlowOptions& options) {
   const Topology topo(program.mesh, net, options);
+  const std::vector<int> dims = folded_dims(program);
+  std::optional<PortFold> fold;
   FlowPlan fp;
-  fp.port_capacity = topo.capacity();
-  fp.port_names = topo.names();
-  fp.port_class = topo.classes();
+  if (!dims.empty()) {
+    check_built_ranks(program, dims);
+    fold = fold_ports(topo, program.mesh, dims);
+    if (!fold) {
+      throw InputError(
+          "flow-level network: this folded Program has no exact quotient on this topology (GPUs "
+          "sharing a NIC or uplink fold onto different ones); build every rank");
+    }
+    for (PortId p : fold->rep) {
+      const auto i = static_cast<std::size_t>(p);
+      fp.port_capacity.push_back(topo.capacity()[i]);
+      fp.port_names.push_back(topo.names()[i]);
+      fp.port_class.push_back(topo.classes()[i]);
+    }
+  } else {
+    fp.port_capacity = topo.capacity();
+    fp.port_names = topo.names();
+    fp.port_class = topo.classes();
+  }
   fp.transfers.reserve(plan.transfers.size());
-  for (const auto& t : plan.transfers)
-    fp.transfers.push_back(p2p_gang(topo, net, t.src, t.dst, t.bytes));
+  for (const auto& t : plan.transfers) {
+    GangFlow g = p2p_gang(topo, net, t.src, t.dst, t.bytes);
+    fp.transfers.push_back(fold ? fold_gang(*fold, g, 1.0) : std::move(g));
+  }
   fp.collectives.reserve(plan.collectives.size());
+  std::map<GangKey, std::size_t> seen;
   for (const auto& inst : plan.collectives) {
     const auto& call =
         std::get<CollectiveCall>(program.ops[static_cast<std::size_t>(inst.members.front())].body);
-    fp.collectives.push_back(collective_gang(
-        topo, net, inst.kind, program.groups[static_cast<std::size_t>(inst.group)].ranks,
-        inst.bytes, call.shift, inst.algo));
+    const Group& group = program.groups[static_cast<std::size_t>(inst.group)];
+    // A folded group is priced as the whole group it stands for, on its real placement.
+    GangKey key{group.timed_as.empty() ? group.ranks : group.timed_as, inst.kind, inst.bytes,
+                call.shift, inst.algo};
+    const auto it = seen.find(key);
+    if (it != seen.end()) {
+      fp.collectives.push_back(fp.collectives[it->second]);
+      continue;
+    }
+    GangFlow g = collective_gang(topo, net, key.kind, key.ranks, key.bytes, key.shift, key.algo);
+    if (fold) g = fold_gang(*fold, g, rank_set_stabilizer(program.mesh, dims, key.ranks));
+    seen.emplace(std::move(key), fp.collectives.size());
+    fp.collectives.push_back(std::move(g));
   }
   return fp;
 }

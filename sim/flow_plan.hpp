@@ -73,6 +73,9 @@ class Topology {
   // A GPU's own rail: its NIC, GPU index in the node modulo NICs per node.
   int rail_of(int rank) const { return (rank % gpus_per_node_) % nics_; }
   int nics_per_node() const { return nics_; }
+  // The ports GPU `rank` uses, in a fixed order of kinds (NVLink out, in; its rail's NIC out, in;
+  // its node's uplink, downlink when oversubscribed): the action of a rank map on ports.
+  void gpu_ports(int rank, std::vector<PortId>& out) const;
 
  private:
   PortId add(std::string name, double capacity, std::uint8_t link_class);

@@ -13,6 +13,7 @@
 #include "schedules/model_catalog.hpp"
 #include "schedules/training_step.hpp"
 #include "sim/error.hpp"
+#include "sim/flow_fold.hpp"
 #include "sim/step_metrics.hpp"
 #include "sim/time.hpp"
 #include "tools/commands.hpp"
@@ -67,7 +68,8 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
 struct StepRequest {
   TransformerModel model;
   StepPlan plan;
-  std::string note;  // why the plan differs from the flags (a flow-level run unfolds)
+  std::string
+      note;  // why the plan differs from the flags (a flow-level run that cannot fold unfolds)
 };
 
 // Everything meshsim step prints.
@@ -119,7 +121,8 @@ std::vector<OptionSpec> step_options() {
   return specs;
 }
 
-// The plan the flags describe (flags checked, defaults filled); a flow-level run unfolds.
+// The plan the flags describe (flags checked, defaults filled); a flow-level run unfolds where
+// its ports do not fold.
 StepRequest parse_step_request(const Args& args, const OutputRequest& out) {
   StepRequest req{load_model(args.get("--model", "llama3-8b")), {}, {}};
   const TransformerModel& model = req.model;
@@ -177,16 +180,21 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out) {
   p.dp_buckets = static_cast<int>(args.get_int("--dp-buckets", 4, 1, 1024));
   p.fold_dp = !args.has("--no-fold");
   p.fold_tp = p.fold_dp;
-  if (out.network.flow && ((p.fold_dp && p.dp > 1) || (p.fold_tp && p.tp > 1))) {
-    // The flow model moves the real bytes between real members: fold-free only.
-    note = fmt::format("--network flow simulates every {} rank (no folding)",
-                       p.fold_dp && p.dp > 1 && p.fold_tp && p.tp > 1 ? "tensor- and data-parallel"
-                       : p.fold_tp && p.tp > 1                        ? "tensor-parallel"
-                                                                      : "data-parallel");
-    p.fold_dp = false;
-    p.fold_tp = false;
-  }
   check_step_plan(model, p);
+  if (out.network.flow && ((p.fold_dp && p.dp > 1) || (p.fold_tp && p.tp > 1))) {
+    // The flow model folds only where the folded ranks' ports fold with them (sim/flow_fold.hpp).
+    std::vector<std::string> dims;
+    if (folds_tp(p, gpn)) dims.emplace_back("tp");
+    if (p.fold_dp && p.dp > 1) dims.emplace_back("dp");
+    if (!flow_folds_exactly(make_megatron_mesh(p.tp, p.cp, p.dp, p.pp, gpn), out.hardware.network,
+                            out.network.options, dims)) {
+      note =
+          "--network flow simulates every rank here (shifting the folded ranks would move GPUs "
+          "of one node, NIC or uplink apart)";
+      p.fold_dp = false;
+      p.fold_tp = false;
+    }
+  }
   return req;
 }
 
