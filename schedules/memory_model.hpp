@@ -86,6 +86,34 @@ struct LayerSplit {
 // Throws InputError when L layers cannot be split over n stages by either rule.
 LayerSplit split_layers(int layers, int stages);
 
+// A layer split the user gives instead of the rule above (each field empty: the rule).
+//   decoder_first_pipeline_num_layers / decoder_last_pipeline_num_layers (Megatron-LM's
+//     --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers): the layers of
+//     the first / last pipeline rank; the other ranks share the rest evenly (it must divide, as
+//     Megatron-Core's get_num_layers_to_build asserts); each rank's layers are split evenly over
+//     its chunks (must divide). Either may be given alone.
+//   layers_per_stage: the layers of every global stage in model order (global stage g = c·p + r
+//     for the interleaved schedule, the order of Megatron-Core's --pipeline-model-parallel-layout,
+//     which lists virtual rank 0's pipeline stages first), any count >= 0 each: a stage of 0
+//     layers still runs its pipeline steps and communication (and the embedding or the head when
+//     it is the first or last), as Megatron's layout allows empty stages and the Zero Bubble
+//     repository's --allow-padding-num-layers builds a no-op layer in a chunk left without layers.
+//     Its size must be pp x chunks and its sum the model's layers; not together with first/last.
+struct LayerLayout {
+  std::optional<int> decoder_first_pipeline_num_layers;
+  std::optional<int> decoder_last_pipeline_num_layers;
+  std::vector<int> layers_per_stage;
+  bool empty() const {
+    return !decoder_first_pipeline_num_layers && !decoder_last_pipeline_num_layers &&
+           layers_per_stage.empty();
+  }
+  bool operator==(const LayerLayout&) const = default;
+};
+// Layers per global stage of `shape` (pp = shape.stages, chunks_of(shape) chunks per rank): the
+// layout when given, else split_layers(layers, pp x chunks). InputError naming the flag
+// (`layers_per_stage`, `decoder_first_pipeline_num_layers`, ...) when the layout does not fit.
+LayerSplit split_layers(int layers, const PipelineShape& shape, const LayerLayout& layout);
+
 struct MemoryPlan {
   int tp = 1;
   int pp = 1;
@@ -101,6 +129,10 @@ struct MemoryPlan {
   bool distributed_optimizer = false;  // ZeRO-1: optimizer state sharded over dp x cp
   AttentionCore attention_core = AttentionCore::flash;
   KvRotation kv_rotation = KvRotation::p2p;
+  LayerLayout layout;  // layers per stage given by the user (empty: split_layers' rule)
+  // Micro-batch-level recompute (StepPlan::num_microbatches_with_partial_activation_checkpoints):
+  // of a rank's in-flight chunk-activations, min(N, inflight) are kept whole (no recompute).
+  std::optional<int> whole_microbatches;
   double workspace_bytes = 2e9;  // allowance: CUDA context, cuBLAS/NCCL workspaces, fragmentation
   // Bytes per parameter: Megatron's mixed precision — bf16 weights, fp32 gradient buffer
   // (accumulate-allreduce-grads-in-fp32), fp32 master weights + Adam m + v (4 + 4 + 4).
@@ -137,11 +169,14 @@ struct StageMemory {
   // This rank's TP shard: layer matrices and column-parallel biases / t, norms and row-parallel
   // biases whole; word embedding and head ceil(V / t) x h (vocabulary-parallel, no padding).
   std::int64_t parameters = 0;
-  double weights = 0;            // parameters x param_bytes
-  double gradients = 0;          // parameters x grad_bytes
-  double optimizer = 0;          // parameters x optimizer_bytes (/ (dp·cp) distributed)
-  double activations = 0;        // inflight x the largest chunk's activations (exact for v = 1)
-  double recompute_working = 0;  // ActivationTerms::layer_working
+  double weights = 0;    // parameters x param_bytes
+  double gradients = 0;  // parameters x grad_bytes
+  double optimizer = 0;  // parameters x optimizer_bytes (/ (dp·cp) distributed)
+  // inflight x the largest chunk's activations (exact for v = 1); with micro-batch-level
+  // recompute w = min(N, inflight) of them whole (no recompute) and the rest as recomputed:
+  // w x largest chunk without recompute + (inflight - w) x largest chunk as stored.
+  double activations = 0;
+  double recompute_working = 0;  // ActivationTerms::layer_working (0 when nothing recomputes)
   double cp_buffers = 0;
   double workspace = 0;
   double total() const {

@@ -35,7 +35,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
         n_cp_(plan.cp),
         sp_(plan.sequence_parallel && plan.tp > 1),
         fold_tp_(folds_tp(plan, gpus_per_node)),
-        split_(split_layers(model.layers, plan.pp * chunks_of(shape_))),
+        split_(split_layers(model.layers, shape_, plan.layout)),
+        kept_whole_(kept_whole(plan)),
         builder_(make_megatron_mesh(plan.tp, plan.cp, plan.dp, plan.pp, gpus_per_node),
                  plan.tp > 1 || plan.cp > 1, describe(model, plan)) {
     builder_.reserve(static_cast<std::size_t>(
@@ -223,6 +224,13 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
 
   void layer_forward(const Ctx& c);
 
+  // Whether this rank's (microbatch, chunk) recomputes in its backward (micro-batch-level
+  // recompute keeps some whole: StepPlan::num_microbatches_with_partial_activation_checkpoints).
+  bool recomputes(const Ctx& c) const {
+    return !kept_whole_[static_cast<std::size_t>(pr_)]
+                       [static_cast<std::size_t>(c.mb * v_ + c.chunk)];
+  }
+
   void layer_backward(const Ctx& c, bool with_wgrad);
 
   void layer_wgrad(const Ctx& c);
@@ -269,6 +277,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   int pp_, v_, stages_, t_, n_cp_;
   bool sp_, fold_tp_;
   LayerSplit split_;
+  std::vector<std::vector<bool>> kept_whole_;  // [pipeline rank][mb x v + chunk]
   ProgramBuilder builder_;
   StreamId compute_ = 0, tp_comm_ = 0, cp_comm_ = 0, dp_comm_ = 0;
   std::int64_t seq_ = 0, tokens_ = 0, local_tokens_ = 0, e_ = 2, msg_bytes_ = 0;

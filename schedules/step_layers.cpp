@@ -154,7 +154,7 @@ void StepBuilder::layer_forward(const Ctx& c) {
 }
 
 void StepBuilder::layer_backward(const Ctx& c, bool with_wgrad) {
-  if (p_.recompute == Recompute::full) {
+  if (p_.recompute == Recompute::full && recomputes(c)) {
     Ctx rc = c;
     rc.phase = Phase::bwd;
     layer_forward(rc);
@@ -167,7 +167,7 @@ void StepBuilder::layer_backward(const Ctx& c, bool with_wgrad) {
   norm(c, "mlp norm bwd", Phase::bwd);
   residual_backward(c, "attn residual");
   row_backward(c, "proj", m_.hidden, m_.hidden / t_, with_wgrad);
-  if (p_.recompute == Recompute::selective) attention_forward(c, Phase::bwd);
+  if (p_.recompute == Recompute::selective && recomputes(c)) attention_forward(c, Phase::bwd);
   attention_backward(c);
   column_backward(c, "qkv", qkv_n(), m_.hidden, with_wgrad);
   norm(c, "attn norm bwd", Phase::bwd);

@@ -13,6 +13,33 @@ std::int64_t step_seq(const TransformerModel& m, const StepPlan& p) {
   return p.seq > 0 ? p.seq : m.seq_len;
 }
 
+namespace {
+
+// The most layers a pipeline rank holds: ceil(L / pp) by the rule, or what the layout gives
+// (a layout that does not fit is refused later by check_memory_plan).
+std::int64_t max_layers_per_rank(const TransformerModel& model, const StepPlan& plan) {
+  std::int64_t most = (model.layers + plan.pp - 1) / plan.pp;
+  const LayerLayout& l = plan.layout;
+  for (const auto& given :
+       {l.decoder_first_pipeline_num_layers, l.decoder_last_pipeline_num_layers}) {
+    if (given) most = std::max<std::int64_t>(most, *given);
+  }
+  const PipelineShape shape = step_shape(plan);
+  const int chunks = shape.stages > 0 ? chunks_of(shape) : 1;
+  if (std::ssize(l.layers_per_stage) == std::int64_t{plan.pp} * chunks) {
+    for (int r = 0; r < plan.pp; ++r) {
+      std::int64_t n = 0;
+      for (int c = 0; c < chunks; ++c) {
+        n += l.layers_per_stage[static_cast<std::size_t>(global_stage(shape, r, c))];
+      }
+      most = std::max(most, n);
+    }
+  }
+  return most;
+}
+
+}  // namespace
+
 // Size estimate: built ranks x microbatches x layers per rank x ops per layer (an upper bound
 // for the usual plans; the guard and the builder's reserve use it).
 std::int64_t estimated_ops(const TransformerModel& model, const StepPlan& plan, bool tp_folded) {
@@ -23,7 +50,7 @@ std::int64_t estimated_ops(const TransformerModel& model, const StepPlan& plan, 
   // when recomputed).
   const std::int64_t per_layer =
       48 + 8 * std::int64_t{plan.cp} + (plan.attention == AttentionCore::materialized ? 12 : 0);
-  const std::int64_t layers_per_rank = (model.layers + plan.pp - 1) / plan.pp;
+  const std::int64_t layers_per_rank = max_layers_per_rank(model, plan);
   return built * microbatches(plan) * std::max<std::int64_t>(layers_per_rank, 1) * per_layer;
 }
 
@@ -45,6 +72,7 @@ PipelineShape step_shape(const StepPlan& p) {
   s.stages = p.pp;
   s.microbatches = microbatches(p);
   s.chunks = p.vp;
+  s.group_size = p.microbatch_group_size;
   return s;
 }
 
@@ -79,6 +107,8 @@ MemoryPlan memory_plan(const StepPlan& plan) {
   m.distributed_optimizer = plan.distributed_optimizer;
   m.kv_rotation = plan.kv_rotation;
   m.attention_core = plan.attention;
+  m.layout = plan.layout;
+  m.whole_microbatches = plan.num_microbatches_with_partial_activation_checkpoints;
   return m;
 }
 
@@ -129,6 +159,25 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
         "schedules 1)",
         plan.vp));
   }
+  if (plan.num_microbatches_with_partial_activation_checkpoints) {
+    if (*plan.num_microbatches_with_partial_activation_checkpoints < 0) {
+      throw InputError(
+          fmt::format("`num_microbatches_with_partial_activation_checkpoints` must be at least 0 "
+                      "(got {})",
+                      *plan.num_microbatches_with_partial_activation_checkpoints));
+    }
+    if (plan.recompute == Recompute::none) {
+      throw InputError(
+          "`num_microbatches_with_partial_activation_checkpoints` needs `recompute` selective or "
+          "full: it chooses which microbatches skip the recompute");
+    }
+  }
+  if (plan.microbatch_group_size != 0 && plan.schedule != PipelineSchedule::interleaved) {
+    throw InputError(fmt::format(
+        "`group_size` {} needs `schedule` interleaved: only the interleaved schedule runs groups "
+        "of consecutive microbatches per chunk",
+        plan.microbatch_group_size));
+  }
   if (plan.attention == AttentionCore::materialized && plan.cp > 1) {
     throw InputError(fmt::format(
         "`attention` materialized needs `cp` 1, got {}: the context-parallel ring computes "
@@ -158,6 +207,45 @@ StepWork step_work(const TransformerModel& model, const StepPlan& plan) {
   return StepWork{static_cast<double>(plan.global_batch * seq),
                   training_flops_per_token(model, seq), world_size(plan),
                   training_flops_per_token(model, seq, AttentionFlops::full)};
+}
+
+}  // namespace meshsim
+
+namespace meshsim {
+
+std::vector<std::vector<bool>> kept_whole(const StepPlan& plan) {
+  const PipelineShape shape = step_shape(plan);
+  const std::size_t v = static_cast<std::size_t>(chunks_of(shape));
+  const std::size_t m = static_cast<std::size_t>(shape.microbatches);
+  const auto& n = plan.num_microbatches_with_partial_activation_checkpoints;
+  std::vector<std::vector<bool>> whole(static_cast<std::size_t>(plan.pp),
+                                       std::vector<bool>(m * v, plan.recompute == Recompute::none));
+  if (plan.recompute == Recompute::none || !n) return whole;
+  const auto orders = pipeline_orders(shape);
+  for (int r = 0; r < plan.pp; ++r) {
+    const int window = std::max(1, warmup_forwards(shape, r));
+    int k = 0;
+    for (const PipeAction& a : orders[static_cast<std::size_t>(r)]) {
+      if (a.work != PipeWork::forward && a.work != PipeWork::forward_backward) continue;
+      whole[static_cast<std::size_t>(r)][static_cast<std::size_t>(a.microbatch) * v +
+                                         static_cast<std::size_t>(a.chunk)] = k % window < *n;
+      ++k;
+    }
+  }
+  return whole;
+}
+
+int fitting_whole_microbatches(const TransformerModel& model, const StepPlan& plan,
+                               const HardwareProfile& hardware) {
+  const PipelineShape shape = step_shape(plan);
+  int widest = 0;
+  for (int r = 0; r < plan.pp; ++r) widest = std::max(widest, warmup_forwards(shape, r));
+  StepPlan p = plan;
+  for (int n = widest; n > 0; --n) {
+    p.num_microbatches_with_partial_activation_checkpoints = n;
+    if (!estimate_memory(model, memory_plan(p), hardware).oom) return n;
+  }
+  return 0;
 }
 
 }  // namespace meshsim

@@ -3,6 +3,8 @@
 // rules: the checks a plan must pass, the folding contract (which ranks are built), the memory
 // plan, the size estimate and what the step does per iteration (tokens, model FLOPs).
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "schedules/memory_model.hpp"
 #include "schedules/model_catalog.hpp"
@@ -15,7 +17,10 @@ namespace meshsim {
 
 struct StepPlan {
   int tp = 1, pp = 1, cp = 1, dp = 1;
-  int vp = 1;                        // chunks per pipeline rank (interleaved); V schedules use 2
+  int vp = 1;  // chunks per pipeline rank (interleaved); V schedules use 2
+  // g: consecutive microbatches the interleaved schedule runs per chunk (Megatron-LM's
+  // --microbatch-group-size-per-virtual-pipeline-stage, PipelineShape::group_size); 0 = pp.
+  int microbatch_group_size = 0;
   std::int64_t microbatch_size = 1;  // sequences per microbatch
   std::int64_t global_batch = 0;     // sequences per step; microbatches = gbs / (dp x mbs)
   std::int64_t seq = 0;              // 0: the model's seq_len
@@ -24,6 +29,14 @@ struct StepPlan {
   KvRotation kv_rotation = KvRotation::p2p;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   Recompute recompute = Recompute::none;
+  // Micro-batch-level recompute (Korthikanti et al. 2022, Appendix C; Megatron-LM's
+  // --num-microbatches-with-partial-activation-checkpoints N), with recompute selective or full:
+  // on each pipeline rank the forwards run in a moving window of W = warmup_forwards(rank)
+  // chunk-forwards (Megatron's max_outstanding_backprops: the paper's p - S outstanding
+  // backpropagations for 1F1B); the k-th forward of the rank (issue order, every (microbatch,
+  // chunk)) keeps all its activations and skips the recompute iff k mod W < N, the others
+  // recompute as `recompute` says. Unset: every microbatch recomputes.
+  std::optional<int> num_microbatches_with_partial_activation_checkpoints;
   bool distributed_optimizer = false;
   // Megatron-Core's --overlap-param-gather (distributed optimizer only): the updated parameters'
   // all-gathers run during the next step's forward, bucket by bucket, each layer's first forward
@@ -36,6 +49,9 @@ struct StepPlan {
   AttentionCore attention = AttentionCore::flash;
   DType dtype = DType::bf16;
   int dp_buckets = 4;  // DP gradient buckets per chunk, reduced as the backward releases them
+  // Layers per global stage given by the user (--decoder-first/last-pipeline-num-layers,
+  // --layers-per-stage; memory_model.hpp); empty: split_layers' even / uneven rule.
+  LayerLayout layout;
   // Simulate one DP replica: DP ranks run identical programs, so only dp index 0 is built and its
   // gradient reductions are collectives timed as the whole DP group. Exactly: the
   // Program's mesh stays the whole tp x cp x dp x pp mesh (every group and pipeline neighbour
@@ -92,6 +108,15 @@ std::int64_t estimated_step_ops(const TransformerModel& model, const StepPlan& p
 // What the step does per iteration (tokens, model FLOPs per token with causal attention, GPUs),
 // for sim/step_metrics' evaluate_step.
 StepWork step_work(const TransformerModel& model, const StepPlan& plan);
+
+// Micro-batch-level recompute: [pipeline rank][microbatch x chunks + chunk] = whether that forward
+// keeps all its activations (no recompute at its backward). All true with recompute none; all
+// false without num_microbatches_with_partial_activation_checkpoints.
+std::vector<std::vector<bool>> kept_whole(const StepPlan& plan);
+// The paper's choice of N ("uses all the available device memory"): the largest N in [0, the
+// largest window] whose memory estimate fits the hardware (0 when none does).
+int fitting_whole_microbatches(const TransformerModel& model, const StepPlan& plan,
+                               const HardwareProfile& hardware);
 
 // The whole sequence of the plan (0 in the plan: the model's).
 std::int64_t step_seq(const TransformerModel& model, const StepPlan& plan);

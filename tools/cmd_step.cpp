@@ -3,6 +3,7 @@
 // where the time goes, and optionally the Chrome trace.
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <ostream>
 
@@ -62,6 +63,20 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   j["dp_buckets"] = p.dp_buckets;
   j["fold_dp"] = p.fold_dp;
   j["fold_tp"] = p.fold_tp;
+  if (p.microbatch_group_size != 0) j["microbatch_group_size"] = p.microbatch_group_size;
+  if (const auto& n = p.num_microbatches_with_partial_activation_checkpoints) {
+    j["num_microbatches_with_partial_activation_checkpoints"] = *n;
+  }
+  if (!p.layout.empty()) {
+    const LayerLayout& l = p.layout;
+    if (l.decoder_first_pipeline_num_layers) {
+      j["decoder_first_pipeline_num_layers"] = *l.decoder_first_pipeline_num_layers;
+    }
+    if (l.decoder_last_pipeline_num_layers) {
+      j["decoder_last_pipeline_num_layers"] = *l.decoder_last_pipeline_num_layers;
+    }
+    if (!l.layers_per_stage.empty()) j["layers_per_stage"] = l.layers_per_stage;
+  }
   return j;
 }
 
@@ -95,6 +110,9 @@ std::vector<OptionSpec> step_options() {
       {"--cp", "C", "context-parallel size [1]"},
       {"--dp", "D", "data-parallel size [GPUs / (tp x pp x cp)]"},
       {"--vp", "V", "model chunks per pipeline rank, interleaved schedule [2 interleaved, else 1]"},
+      {"--microbatch-group-size", "G",
+       "interleaved schedule: consecutive microbatches run per chunk (Megatron-LM's "
+       "--microbatch-group-size-per-virtual-pipeline-stage), pp <= G <= microbatches [pp]"},
       {"--mbs", "B", "sequences per microbatch [1]"},
       {"--gbs", "G", "sequences per step [dp x mbs x max(8, 2 x pp)]"},
       {"--seq", "S", "sequence length [the model's]"},
@@ -103,6 +121,11 @@ std::vector<OptionSpec> step_options() {
       {"--cp-variant", "ring|zigzag", "ring-attention load balance [zigzag]"},
       {"--cp-rotate", "p2p|allgather|alltoall", "how K/V move around the CP ring [p2p]"},
       {"--recompute", "none|selective|full", "activation recomputation [none]"},
+      {"--num-microbatches-with-partial-activation-checkpoints", "N|auto",
+       "micro-batch-level recompute (Korthikanti et al. 2022, App. C; Megatron-LM's flag), with "
+       "--recompute selective|full: in each rank's window of outstanding backward passes the "
+       "first N forwards keep all activations and skip the recompute; auto: the largest N whose "
+       "memory fits [unset: every microbatch recomputes]"},
       {"--attention", "flash|materialized",
        "attention core: fused FlashAttention, or QK^T / softmax / dropout / PV over kept s x s "
        "scores as Megatron-LM before FlashAttention (cp 1) [flash]"},
@@ -113,12 +136,71 @@ std::vector<OptionSpec> step_options() {
        "by bucket (Megatron-Core's --overlap-param-gather)"},
       {"--no-sequence-parallel", "", "TP all-reduces instead of all-gather/reduce-scatter"},
       {"--dp-buckets", "N", "gradient buckets per model chunk [4]"},
+      {"--decoder-first-pipeline-num-layers", "N",
+       "layers of the first pipeline rank (Megatron-LM's flag); the other ranks share the rest "
+       "evenly [even split, else Megatron's uneven first/last rule]"},
+      {"--decoder-last-pipeline-num-layers", "N", "layers of the last pipeline rank, likewise"},
+      {"--layers-per-stage", "L0,L1,...",
+       "layers of each of the pp x vp global stages in model order (stage c x pp + r is chunk c "
+       "of rank r when interleaved), 0 allowed: any split, e.g. 2,3,3,3,3,3,3,2"},
       {"--no-fold", "",
        "simulate every rank (default: only tp index 0 and dp index 0 are built, TP and DP "
        "collectives timed for the whole group)"},
   };
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
   return specs;
+}
+
+// --decoder-first/last-pipeline-num-layers and --layers-per-stage (checked against the model and
+// the pipeline by check_step_plan).
+LayerLayout layer_layout(const Args& args) {
+  LayerLayout l;
+  constexpr std::int64_t kMaxLayers = 1 << 20;
+  for (const auto& [flag, field] :
+       {std::pair{"--decoder-first-pipeline-num-layers", &l.decoder_first_pipeline_num_layers},
+        std::pair{"--decoder-last-pipeline-num-layers", &l.decoder_last_pipeline_num_layers}}) {
+    if (args.has(flag)) *field = static_cast<int>(args.get_int(flag, 0, 0, kMaxLayers));
+  }
+  if (!args.has("--layers-per-stage")) return l;
+  const std::string text = args.get("--layers-per-stage", "");
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    int v = 0;
+    const auto [end, ec] = std::from_chars(text.data() + at, text.data() + comma, v);
+    if (ec != std::errc() || end != text.data() + comma || comma == at || v < 0 || v > kMaxLayers) {
+      throw InputError(fmt::format(
+          "--layers-per-stage: expected a comma-separated list of layer counts >= 0, got '{}'",
+          text));
+    }
+    l.layers_per_stage.push_back(v);
+    at = comma + 1;
+  }
+  return l;
+}
+
+constexpr std::string_view kPartialCheckpoints =
+    "--num-microbatches-with-partial-activation-checkpoints";
+
+// Micro-batch-level recompute's N from its flag; true for `auto` (chosen once the plan is checked).
+bool read_partial_checkpoints(const Args& args, StepPlan& p) {
+  if (args.get(kPartialCheckpoints, "") == "auto") return true;
+  if (args.has(kPartialCheckpoints)) {
+    p.num_microbatches_with_partial_activation_checkpoints =
+        static_cast<int>(args.get_int(kPartialCheckpoints, 0, 0, 1 << 20));
+  }
+  return false;
+}
+
+// `auto`: the largest N whose memory fits (the paper's "all the available device memory").
+void fit_partial_checkpoints(const TransformerModel& model, StepPlan& p,
+                             const HardwareProfile& hardware) {
+  if (p.recompute == Recompute::none) {
+    throw InputError(
+        fmt::format("{} auto needs --recompute selective or full", kPartialCheckpoints));
+  }
+  p.num_microbatches_with_partial_activation_checkpoints =
+      fitting_whole_microbatches(model, p, hardware);
 }
 
 // The plan the flags describe (flags checked, defaults filled); a flow-level run unfolds where
@@ -159,6 +241,8 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out) {
                       {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipev"}));
   p.vp = static_cast<int>(
       args.get_int("--vp", p.schedule == PipelineSchedule::interleaved ? 2 : 1, 1, 1024));
+  p.microbatch_group_size =
+      static_cast<int>(args.get_int("--microbatch-group-size", 0, 1, 1 << 20));
   p.microbatch_size = args.get_int("--mbs", 1, 1, 1 << 20);
   p.global_batch =
       args.get_int("--gbs", std::int64_t{p.dp} * p.microbatch_size * std::max(8, 2 * p.pp), 1,
@@ -178,9 +262,12 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out) {
   }
   p.sequence_parallel = !args.has("--no-sequence-parallel");
   p.dp_buckets = static_cast<int>(args.get_int("--dp-buckets", 4, 1, 1024));
+  p.layout = layer_layout(args);
   p.fold_dp = !args.has("--no-fold");
   p.fold_tp = p.fold_dp;
+  const bool auto_whole = read_partial_checkpoints(args, p);
   check_step_plan(model, p);
+  if (auto_whole) fit_partial_checkpoints(model, p, out.hardware);
   if (out.network.flow && ((p.fold_dp && p.dp > 1) || (p.fold_tp && p.tp > 1))) {
     // The flow model folds only where the folded ranks' ports fold with them (sim/flow_fold.hpp).
     std::vector<std::string> dims;
@@ -240,6 +327,12 @@ void print_step_json(const StepReport& r, const OutputRequest& out, const Comman
   ctx.out << j.dump(2) << "\n";
 }
 
+// ", micro-batch-level N" when some microbatches keep their activations whole.
+std::string micro_level(const StepPlan& p) {
+  const auto& n = p.num_microbatches_with_partial_activation_checkpoints;
+  return n ? fmt::format(" (micro-batch-level, {} whole per window)", *n) : "";
+}
+
 void print_step_text(const StepReport& r, const OutputRequest& out, const CommandContext& ctx) {
   const TransformerModel& model = r.model;
   const StepPlan& p = r.plan;
@@ -260,7 +353,8 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
       "  {} schedule, {} microbatches of {} x {} tokens (gbs {}), recompute {}{}, {}sequence "
       "parallel, {} optimizer{}\n",
       to_string(p.schedule), microbatches(p), p.microbatch_size, seq, p.global_batch,
-      to_string(p.recompute), p.attention == AttentionCore::flash ? "" : ", attention materialized",
+      std::string(to_string(p.recompute)) + micro_level(p),
+      p.attention == AttentionCore::flash ? "" : ", attention materialized",
       p.sequence_parallel ? "" : "no ", p.distributed_optimizer ? "distributed" : "replicated",
       p.cp > 1 ? fmt::format(", CP {} / {}", to_string(p.cp_variant), to_string(p.kv_rotation))
                : "");

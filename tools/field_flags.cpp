@@ -13,8 +13,9 @@ struct Override {
 };
 
 // meshsim step and sweep build the pipeline from --pp, --vp and --gbs / (--dp x --mbs).
-constexpr std::array<Override, 6> kOverrides{{
+constexpr std::array<Override, 7> kOverrides{{
     {"step", "stages", "--pp"},
+    {"step", "group_size", "--microbatch-group-size"},
     {"step", "chunks", "--vp"},
     {"step", "microbatches", "the microbatch count (--gbs / (--dp x --mbs))"},
     {"sweep", "stages", "--pp"},

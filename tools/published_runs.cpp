@@ -182,6 +182,20 @@ int smallest_chunking(int layers, int pp) {
   return 2;
 }
 
+// Zero Bubble's 1F1B-I: the interleaved schedule with one transformer layer per chunk. The layers
+// are padded to pp x v with v = ceil(L / pp) chunks per rank, and the padding is taken one layer
+// at a time from the last global stage, then from the first ones (the Zero Bubble repository's
+// --allow-padding-num-layers: ParallelTransformer.get_offset lowers chunk_sizes[-1], [0], ...,
+// [padding - 2] by one, and a chunk left without layers runs a no-op layer).
+std::vector<int> one_layer_per_chunk(int layers, int pp, int v) {
+  std::vector<int> per_stage(static_cast<std::size_t>(pp * v), 1);
+  const int padding = pp * v - layers;
+  for (int i = -1; i < padding - 1; ++i) {
+    per_stage[i < 0 ? per_stage.size() - 1 : static_cast<std::size_t>(i)] -= 1;
+  }
+  return per_stage;
+}
+
 std::optional<SkippedRun> fill_plan(const json& par, const json& cluster, int layers, StepPlan& p,
                                     std::vector<std::string>& notes) {
   const auto tp = count(par, "tp"), pp = count(par, "pp");
@@ -215,11 +229,26 @@ std::optional<SkippedRun> fill_plan(const json& par, const json& cluster, int la
   p.vp = 1;  // chunks only for the interleaved schedule
   if (p.schedule == PipelineSchedule::interleaved) {
     const auto vp = count(par, "vp");
-    p.vp = vp ? static_cast<int>(*vp) : smallest_chunking(layers, p.pp);
-    if (!vp) notes.push_back(fmt::format("vp = {}", p.vp));
+    if (!vp && lower(text(par, "pipeline_schedule").value_or("")) == "1f1b-i") {
+      p.vp = (layers + p.pp - 1) / p.pp;
+      p.layout.layers_per_stage = one_layer_per_chunk(layers, p.pp, p.vp);
+      notes.push_back(fmt::format(
+          "1F1B-I: one layer per chunk, vp = ceil({} / {}) = {}, {} padded chunk(s) of 0 layers "
+          "(Zero Bubble's layer padding)",
+          layers, p.pp, p.vp, p.pp * p.vp - layers));
+    } else {
+      p.vp = vp ? static_cast<int>(*vp) : smallest_chunking(layers, p.pp);
+      if (!vp) notes.push_back(fmt::format("vp = {}", p.vp));
+    }
   }
   p.sequence_parallel = par.contains("sp") && par.at("sp").is_boolean() && par.at("sp").get<bool>();
-  const auto recompute = parse_recompute(lower(text(par, "recompute").value_or("none")));
+  std::string words = lower(text(par, "recompute").value_or("none"));
+  constexpr std::string_view kMicrobatchLevel = "+microbatch-level";
+  if (words.ends_with(kMicrobatchLevel)) {
+    words.resize(words.size() - kMicrobatchLevel.size());
+    p.num_microbatches_with_partial_activation_checkpoints = 0;  // N chosen in plan_run
+  }
+  const auto recompute = parse_recompute(words);
   if (!recompute) {
     return SkippedRun{fmt::format("recompute '{}' is not none, selective or full",
                                   text(par, "recompute").value_or(""))};
@@ -311,6 +340,14 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
   }
   try {
     check_step_plan(out.model, out.plan);
+    if (out.plan.num_microbatches_with_partial_activation_checkpoints) {
+      const int n = fitting_whole_microbatches(out.model, out.plan, out.hardware);
+      out.plan.num_microbatches_with_partial_activation_checkpoints = n;
+      out.conventions.push_back(fmt::format(
+          "micro-batch-level recompute: {} microbatch(es) per window kept whole, the most whose "
+          "memory fits (the paper's App. C: all available device memory)",
+          n));
+    }
   } catch (const InputError& e) {
     return SkippedRun{e.what()};
   }

@@ -21,9 +21,20 @@
 //   parallel tp or pp null: skipped (the source gives only their product); dp null: the GPUs left;
 //            cp null: 1; vp null: 1, or for an interleaved schedule the smallest v >= 2 whose
 //            pp x v stages take the layers evenly, else the smallest taking them by the uneven
-//            first/last-stage rule of split_layers; micro_batch null: skipped;
+//            first/last-stage rule of split_layers; except Zero Bubble's "1F1B-I" (the
+//            interleaved schedule with one transformer layer per chunk, its Table 4 note): v =
+//            ceil(L / pp) chunks on every rank, each one layer, the pp x v - L padded chunks
+//            holding 0 layers as the Zero Bubble repository pads (--allow-padding-num-layers:
+//            the last global stage first, then the first ones; a chunk without layers runs a
+//            no-op layer, so every rank keeps v chunks and the schedule is Megatron's
+//            interleaved one). 22 layers on pp 8: v 3, stages 0 and 23 empty, ranks hold
+//            2,3,3,3,3,3,3,2 layers; micro_batch null: skipped;
 //            global_batch null: num_microbatches x dp x micro_batch; sp null: off; recompute
-//            none | selective | full (anything else skipped); distributed_optimizer null: off.
+//            none | selective | full, each optionally "+microbatch-level" (Korthikanti et al.
+//            2022, App. C: StepPlan::num_microbatches_with_partial_activation_checkpoints N, the
+//            paper's "uses all the available device memory" as the largest N whose memory
+//            estimate fits the profile: fitting_whole_microbatches) (anything else skipped);
+//            distributed_optimizer null: off.
 //   schedule none / 1F1B -> 1f1b; interleaved-1F1B / 1F1B-I -> interleaved; ZB-1p -> zb-h1 (the
 //            handcrafted zero-bubble schedule of 1F1B's memory, Qi et al. 2023 Sec. 3); ZB-2p ->
 //            zb-h2: ZB-2p is the paper's automatically searched schedule (its Sec. 4 heuristic

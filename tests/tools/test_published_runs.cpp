@@ -125,6 +125,51 @@ TEST_CASE("published runs: a power cap in the GPU name is stated as not modeled"
                   "datasheet's") != p.conventions.end());
 }
 
+TEST_CASE(
+    "published runs: Zero Bubble's 1F1B-I is one layer per chunk, padded with 0-layer chunks") {
+  // 22 layers on pp 8 (Zero Bubble Table 4, 1.5B): v = ceil(22 / 8) = 3, 24 chunks of one layer
+  // less the 24 - 22 = 2 padded ones, taken from the last global stage and then the first (the
+  // Zero Bubble repository's --allow-padding-num-layers): ranks hold 2, 3, ..., 3, 2 layers.
+  json row = table5_row();
+  row["model"]["layers"] = 22;
+  row["parallel"]["pipeline_schedule"] = "1F1B-I";
+  row["parallel"]["tp"] = 1;
+  row["parallel"]["pp"] = 8;
+  row["parallel"]["micro_batch"] = 1;
+  row["parallel"]["num_microbatches"] = 24;
+  row["parallel"]["global_batch"] = nullptr;
+  row["parallel"]["recompute"] = "none";
+  const RunPlan p = planned(row);
+  CHECK(p.plan.schedule == PipelineSchedule::interleaved);
+  CHECK(p.plan.vp == 3);
+  std::vector<int> expect(24, 1);
+  expect.front() = expect.back() = 0;
+  CHECK(p.plan.layout.layers_per_stage == expect);
+  // 62 layers on pp 32 (28.3B): v 2, 64 - 62 = 2 padded chunks again at both ends.
+  row["model"]["layers"] = 62;
+  row["parallel"]["pp"] = 32;
+  row["parallel"]["num_microbatches"] = 96;
+  const RunPlan q = planned(row);
+  CHECK(q.plan.vp == 2);
+  CHECK(q.plan.layout.layers_per_stage.front() == 0);
+  CHECK(q.plan.layout.layers_per_stage.back() == 0);
+  CHECK(q.plan.layout.layers_per_stage.at(1) == 1);
+}
+
+TEST_CASE("published runs: selective+microbatch-level is selective with the fitting window count") {
+  // Korthikanti App. C: micro-batch-level recompute keeps whole as many microbatches per window
+  // as memory allows (fitting_whole_microbatches), never from the measured value.
+  json row = table5_row();
+  row["parallel"]["recompute"] = "selective+microbatch-level";
+  const RunPlan p = planned(row);
+  CHECK(p.plan.recompute == Recompute::selective);
+  REQUIRE(p.plan.num_microbatches_with_partial_activation_checkpoints.has_value());
+  CHECK(*p.plan.num_microbatches_with_partial_activation_checkpoints ==
+        fitting_whole_microbatches(p.model, p.plan, p.hardware));
+  row["parallel"]["recompute"] = "bogus+microbatch-level";
+  CHECK(skipped(row).find("bogus") != std::string::npos);
+}
+
 TEST_CASE("published runs: rows meshsim cannot express are skipped with the reason") {
   json no_heads = table5_row();
   no_heads["model"]["heads"] = nullptr;
