@@ -148,7 +148,8 @@ void StepBuilder::launch_ready(GradientBuckets& b, int mb, int chunk) {
   // Megatron's delay_grad_reduce: every pipeline rank but the first launches its reductions
   // after its last exchange (under the single hardware queue a reduction waiting behind
   // another would otherwise hold back the gradient send the previous stage waits for).
-  if (pr_ == 0) flush_buckets();
+  // Without overlap_grad_reduce every rank reduces after its whole backward (finish_rank).
+  if (pr_ == 0 && p_.overlap_grad_reduce) flush_buckets();
 }
 
 void StepBuilder::flush_buckets() {

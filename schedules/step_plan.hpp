@@ -43,6 +43,10 @@ struct StepPlan {
   // waiting for its bucket, instead of after the optimizer step. One step is simulated in steady
   // state: the all-gathers are issued at the start of the step.
   bool overlap_param_gather = false;
+  // Gradient buckets reduced as the backward releases them (Megatron-Core's
+  // --overlap-grad-reduce); false: every bucket after the rank's whole backward, as Megatron-LM's
+  // allreduce_gradients() after forward_backward before Megatron-Core (2021-2022 runs).
+  bool overlap_grad_reduce = true;
   // The attention core: flash (one fused kernel, no s x s scores kept) or materialized (the
   // pre-FlashAttention Megatron core: QK^T and PV GEMMs around a fused scale-mask-softmax and
   // dropout over the b x a x s x s scores, which are also kept for the backward); cp 1 only.

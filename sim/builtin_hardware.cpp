@@ -121,8 +121,8 @@ Figures hopper() {
             "abstract and forward benchmark); backward from the forward by the ratios in "
             "sim/builtin_hardware.cpp; default fa2, the flash kernel of PyTorch SDPA"},
            {"network.nvlink_bus_gbps",
-            "NVLink4, 18 links x 20.6 GB/s: NCCL all-reduce bus bandwidth about 370 GB/s on 8x "
-            "H100 (nccl-tests)"},
+            "NCCL all-reduce bus bandwidth about 370 GB/s on 8x H100 SXM (nccl-tests), 82 % of "
+            "NVLink4's 450 GB/s per direction (18 links x 25 GB/s)"},
            {"network.nvls_bus_gbps", "NVLink SHARP all-reduce about 480 GB/s on 8x H100"},
            {"network.nic_gbps", "one 400 Gb/s NDR NIC per GPU, about 48 GB/s achieved"}},
   };
@@ -137,7 +137,7 @@ Figures ampere() {
       .memory_tbps = 2.039,
       .gemm = table({{1e8, 0.3}, {1e10, 0.65}, {1e11, 0.75}, {1e12, 0.8}}),
       // FlashAttention-2 on A100: 50-73 % of peak over its benchmarks (Dao 2023, arXiv
-      // 2307.08691, abstract), forward at the top of the range, backward lower.
+      // 2307.08691, abstract): 65 % forward and 50 % backward for large calls, inside that range.
       .attention_kernels = {{"fa2", family(0.65, 0.5)}},
       .attention_kernel = "fa2",
       .nvlink_bus_gbps = 230,
@@ -170,7 +170,8 @@ const std::map<std::string, HardwareProfile, std::less<>>& builtins() {
     h800.sources["peak_tflops"] =
         "NVIDIA H800 SXM5 (export variant of H100 SXM5): the same compute and HBM3";
     h800.sources["network.nvlink_bus_gbps"] =
-        "H800 NVLink 400 GB/s = 8 NVLink4 links instead of 18: bus bandwidth 8 x 20.6 = 165 GB/s";
+        "H800 NVLink 400 GB/s bidirectional = 8 NVLink4 links instead of 18: 200 GB/s per "
+        "direction, at H100's 82 % achieved bus bandwidth 165 GB/s";
     h800.sources["network.nvls_bus_gbps"] = "NVLink SHARP not assumed on H800 (0)";
     std::map<std::string, HardwareProfile, std::less<>> m;
     for (const auto& [name, figures] : {std::pair<std::string, Figures>{"h100-sxm", hopper()},

@@ -484,7 +484,10 @@ HardwareProfile load_hardware(std::string_view name_or_path) {
 }
 
 std::string hardware_hash(const HardwareProfile& profile) {
-  const std::string text = to_json(profile).dump(-1, ' ', false, json::error_handler_t::replace);
+  // The figures only: `sources` documents them and does not change a result.
+  json figures = to_json(profile);
+  figures.erase("sources");
+  const std::string text = figures.dump(-1, ' ', false, json::error_handler_t::replace);
   std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64-bit offset basis
   for (char c : text) {
     h ^= static_cast<std::uint8_t>(c);

@@ -102,7 +102,8 @@ std::vector<std::string> builtin_hardware_names();
 std::optional<HardwareProfile> builtin_hardware(std::string_view name);
 // NAME of a built-in, or a path to a JSON file. Throws InputError with the origin in the message.
 HardwareProfile load_hardware(std::string_view name_or_path);
-// 16 hex digits identifying the profile's contents (FNV-1a of its canonical JSON).
+// 16 hex digits identifying the profile's figures (FNV-1a of its canonical JSON without
+// `sources`).
 std::string hardware_hash(const HardwareProfile& profile);
 
 }  // namespace meshsim

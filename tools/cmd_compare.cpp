@@ -2,8 +2,10 @@
 // (tools/compare_runs; the file's schema in data/published/README.md).
 #include <filesystem>
 #include <ostream>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/error.hpp"
 #include "sim/json_fields.hpp"
@@ -57,7 +59,19 @@ int run_compare_command(std::span<const std::string> argv, const CommandContext&
   if (!configs.empty()) {
     apply_published_configs(runs, parse_json_text(read_text_file(configs), configs), configs);
   }
+  if (args.has("--json") && args.has("--markdown")) {
+    throw InputError("--json and --markdown are alternatives: choose one output");
+  }
   const std::string table = args.get("--table", "");
+  if (!table.empty()) {
+    std::set<std::string> tables;
+    for (const auto& r : runs.rows) tables.insert(r.table);
+    if (!runs.memory_rows.empty()) tables.insert("memory_rows");
+    if (!tables.contains(table)) {
+      throw InputError(fmt::format("--table {}: no rows of that table in {} (tables: {})", table,
+                                   path, fmt::join(tables, ", ")));
+    }
+  }
   const Comparison c = compare_published(runs, table);
   if (c.rows.empty()) {
     throw InputError(fmt::format("--table {}: no rows of that table in {}", table, path));

@@ -59,6 +59,7 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   j["attention"] = to_string(p.attention);
   j["distributed_optimizer"] = p.distributed_optimizer;
   j["overlap_param_gather"] = p.overlap_param_gather;
+  j["overlap_grad_reduce"] = p.overlap_grad_reduce;
   j["sequence_parallel"] = p.sequence_parallel;
   j["dp_buckets"] = p.dp_buckets;
   j["fold_dp"] = p.fold_dp;
@@ -131,6 +132,9 @@ std::vector<OptionSpec> step_options() {
        "scores as Megatron-LM before FlashAttention (cp 1) [flash]"},
       {"--distributed-optimizer", "",
        "shard the optimizer over dp x cp: gradient reduce-scatter + parameter all-gather"},
+      {"--no-overlap-grad-reduce", "",
+       "reduce the gradients after the whole backward (Megatron-LM without "
+       "--overlap-grad-reduce) instead of bucket by bucket during it"},
       {"--overlap-param-gather", "",
        "with --distributed-optimizer: the parameter all-gathers run during the forward, bucket "
        "by bucket (Megatron-Core's --overlap-param-gather)"},
@@ -257,6 +261,7 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out) {
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
   p.distributed_optimizer = args.has("--distributed-optimizer");
   p.overlap_param_gather = args.has("--overlap-param-gather");
+  p.overlap_grad_reduce = !args.has("--no-overlap-grad-reduce");
   if (p.overlap_param_gather && !p.distributed_optimizer) {
     throw InputError("--overlap-param-gather needs --distributed-optimizer");
   }

@@ -60,6 +60,14 @@ void predict(const PublishedRun& run, ComparedRow& row) {
     return;
   }
   const RunPlan& p = std::get<RunPlan>(planned);
+  row.conventions = p.conventions;
+  row.plan = fmt::format(
+      "{} on {} x {}: tp {} pp {} cp {} dp {} vp {} mbs {} gbs {} {} recompute {} attention {} "
+      "({}){}",
+      p.model.name, world_size(p.plan), p.hardware.name, p.plan.tp, p.plan.pp, p.plan.cp, p.plan.dp,
+      p.plan.vp, p.plan.microbatch_size, p.plan.global_batch, to_string(p.plan.schedule),
+      to_string(p.plan.recompute), to_string(p.plan.attention), p.hardware.attention_kernel,
+      p.plan.sequence_parallel ? " sp" : "");
   const bool layer_time = run.measured.metric == kLayerTime;
   if (!layer_time && !is_step_metric(run.measured.metric)) {
     row.reason = fmt::format("metric '{}' is not a whole-step quantity meshsim reports",
@@ -215,6 +223,8 @@ nlohmann::ordered_json comparison_json(const Comparison& c) {
     o["skipped"] = !r.predicted;
     o["reason"] = r.reason;
     o["oom"] = r.oom;
+    o["plan"] = r.plan;
+    o["conventions"] = r.conventions;
     rows.push_back(std::move(o));
   }
   j["rows"] = std::move(rows);
@@ -240,7 +250,8 @@ std::string comparison_text(const Comparison& c) {
       out += fmt::format(", MAPE {:.1f} %, worst {:+.1f} % ({}), order kept in {} of {} pairs",
                          100 * s.mape, 100 * s.worst, s.worst_row, s.pairs_kept, s.pairs);
     }
-    out += "\n";
+    out +=
+        fmt::format("\n  {:<44} {:>10} {:>10} {:>10}\n", "row", "measured", "predicted", "error");
     for (const auto& r : c.rows) {
       if (r.table != name) continue;
       if (!r.predicted) {

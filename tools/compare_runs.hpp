@@ -23,6 +23,8 @@ struct ComparedRow {
   std::optional<double> predicted;  // empty when skipped
   std::string reason;               // why skipped
   bool oom = false;                 // the memory model calls the plan out of memory
+  std::string plan;                 // "tp 8 pp 1 cp 1 dp 1 vp 1 mbs 4 gbs 4 1f1b ..." when planned
+  std::vector<std::string> conventions;  // how null fields were filled (RunPlan::conventions)
   double error() const { return predicted ? *predicted / measured - 1 : 0; }
 };
 

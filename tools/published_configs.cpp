@@ -1,5 +1,8 @@
 #include "tools/published_configs.hpp"
 
+#include <set>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "sim/error.hpp"
@@ -46,6 +49,12 @@ void fill_part(json& part, const json& fields, const ConfigEntry& c, std::string
       }
       continue;
     }
+    if (!value.is_number() && !value.is_string() && !value.is_boolean()) {
+      throw InputError(
+          fmt::format("{}: entry {} / {}: field '{}.{}': expected a number, string or "
+                      "boolean, got {}",
+                      origin, c.source, c.model, part_name, key, value.dump()));
+    }
     part[key] = value;
     filled.push_back(
         fmt::format("{}.{} = {} ({}, {})", part_name, key, value.dump(), c.from, c.ref));
@@ -63,8 +72,14 @@ int apply_published_configs(PublishedRuns& runs, const json& doc, std::string_vi
   const JsonField configs = file["configs"];
   configs.expect_array();
   int matched = 0;
+  std::set<std::pair<std::string, std::string>> seen;
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const ConfigEntry c = read_entry(configs.at(i), sources);
+    if (!seen.emplace(c.source, c.model).second) {
+      throw InputError(fmt::format("{}: field 'configs[{}]': a second entry for {} / {}", origin, i,
+                                   c.source, c.model));
+    }
+    int rows = 0;
     for (PublishedRun& run : runs.rows) {
       if (run.source != c.source || !run.model.is_object() ||
           run.model.value("name", std::string()) != c.model) {
@@ -72,8 +87,14 @@ int apply_published_configs(PublishedRuns& runs, const json& doc, std::string_vi
       }
       fill_part(run.model, c.model_fields, c, "model", origin, run.filled);
       fill_part(run.parallel, c.parallel_fields, c, "parallel", origin, run.filled);
-      ++matched;
+      ++rows;
     }
+    if (rows == 0) {
+      throw InputError(fmt::format(
+          "{}: field 'configs[{}]': entry {} / {} matches no row (source id and model name)",
+          origin, i, c.source, c.model));
+    }
+    matched += rows;
   }
   return matched;
 }

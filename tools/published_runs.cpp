@@ -42,6 +42,16 @@ std::optional<std::string> text(const json& obj, const char* field) {
   return obj.at(field).get<std::string>();
 }
 
+// An optional boolean (false when absent or null).
+bool flag(const json& obj, const char* field) {
+  if (!obj.is_object() || !obj.contains(field) || obj.at(field).is_null()) return false;
+  if (!obj.at(field).is_boolean()) {
+    throw InputError(fmt::format("field '{}': expected true, false or null, got {}", field,
+                                 obj.at(field).dump()));
+  }
+  return obj.at(field).get<bool>();
+}
+
 // An optional free-text field (absent, null or not a string: nullopt; the file's free text is
 // never an error).
 std::optional<std::string> optional_string(const JsonField& f, std::string_view key) {
@@ -212,7 +222,13 @@ std::optional<SkippedRun> fill_plan(const json& par, const json& cluster, int la
   const auto gpus = count(cluster, "gpus");
   const auto dp = count(par, "dp");
   if (!dp && !gpus) return SkippedRun{"neither dp nor the number of GPUs is given"};
-  p.dp = static_cast<int>(dp ? *dp : *gpus / (std::int64_t{p.tp} * p.pp * p.cp));
+  const std::int64_t model_parallel = std::int64_t{p.tp} * p.pp * p.cp;
+  if (dp && gpus && *dp * model_parallel != *gpus) {
+    return SkippedRun{
+        fmt::format("tp x pp x cp x dp = {} x {} x {} x {} = {}, but the row has {} GPUs", p.tp,
+                    p.pp, p.cp, *dp, *dp * model_parallel, *gpus)};
+  }
+  p.dp = static_cast<int>(dp ? *dp : *gpus / model_parallel);
   if (!dp) notes.emplace_back("dp = GPUs / (tp x pp x cp)");
   const auto mbs = count(par, "micro_batch");
   if (!mbs) return SkippedRun{"the source does not give the micro-batch size"};
@@ -241,7 +257,7 @@ std::optional<SkippedRun> fill_plan(const json& par, const json& cluster, int la
       if (!vp) notes.push_back(fmt::format("vp = {}", p.vp));
     }
   }
-  p.sequence_parallel = par.contains("sp") && par.at("sp").is_boolean() && par.at("sp").get<bool>();
+  p.sequence_parallel = flag(par, "sp");
   std::string words = lower(text(par, "recompute").value_or("none"));
   constexpr std::string_view kMicrobatchLevel = "+microbatch-level";
   if (words.ends_with(kMicrobatchLevel)) {
@@ -254,9 +270,7 @@ std::optional<SkippedRun> fill_plan(const json& par, const json& cluster, int la
                                   text(par, "recompute").value_or(""))};
   }
   p.recompute = *recompute;
-  p.distributed_optimizer = par.contains("distributed_optimizer") &&
-                            par.at("distributed_optimizer").is_boolean() &&
-                            par.at("distributed_optimizer").get<bool>();
+  p.distributed_optimizer = flag(par, "distributed_optimizer");
   return std::nullopt;
 }
 
@@ -281,6 +295,14 @@ PublishedRuns read_published_runs(const json& doc, std::string_view origin) {
 
 std::variant<HardwareProfile, SkippedRun> hardware_for_gpu(std::string_view gpu) {
   const std::string g = lower(gpu);
+  for (const char* other : {"gh200", "pcie", "nvl"}) {
+    if (g.find(other) != std::string::npos) {
+      return SkippedRun{
+          fmt::format("no hardware profile for GPU '{}' yet ({} differs from the "
+                      "SXM boards of the built-ins)",
+                      gpu, other)};
+    }
+  }
   const char* name = g.find("a100") != std::string::npos   ? "a100-sxm"
                      : g.find("h100") != std::string::npos ? "h100-sxm"
                      : g.find("h200") != std::string::npos ? "h200-sxm"
@@ -333,6 +355,12 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
   if (run.source == "korthikanti2022" || run.source.starts_with("megatron_readme")) {
     out.plan.attention = AttentionCore::materialized;
     out.conventions.emplace_back("attention materialized (Megatron-LM of 2021-2022)");
+    out.plan.overlap_grad_reduce = false;
+    if (out.plan.dp > 1) {
+      out.conventions.emplace_back(
+          "gradients reduced after the backward (Megatron-LM of 2021-2022: allreduce_gradients() "
+          "after forward_backward)");
+    }
   } else if (run.source == "zero_bubble") {
     out.plan.attention = AttentionCore::materialized;
     out.conventions.emplace_back(

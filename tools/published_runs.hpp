@@ -12,13 +12,16 @@
 //   GPU      "A100..." -> a100-sxm, "H100..." -> h100-sxm, "H200..." -> h200-sxm, "H800..." ->
 //            h800-sxm; a memory size printed in the name ("40GB", "96GB HBM2e") replaces the
 //            profile's; a power cap in the name ("500W") is listed as not modeled; other GPUs
-//            are skipped until a profile exists.
+//            are skipped until a profile exists, as are GH200, PCIe and NVL boards (not the
+//            SXM boards of the built-ins).
 //   model    heads null: skipped; kv_heads null: heads (multi-head attention); ffn null: 4 x
 //   hidden;
 //            vocab null: 51,200 (GPT-like); seq from the model. Llama-named models: RMSNorm,
 //            SwiGLU, RoPE, untied embeddings; every other model GPT-style: LayerNorm, GELU MLP,
 //            biases, learned positions, tied embeddings, dropout.
 //   parallel tp or pp null: skipped (the source gives only their product); dp null: the GPUs left;
+//            tp x pp x cp x dp other than the GPUs printed: skipped; sp and distributed_optimizer
+//            true, false or null (null: off);
 //            cp null: 1; vp null: 1, or for an interleaved schedule the smallest v >= 2 whose
 //            pp x v stages take the layers evenly, else the smallest taking them by the uneven
 //            first/last-stage rule of split_layers; except Zero Bubble's "1F1B-I" (the
@@ -44,9 +47,10 @@
 //   dtype    "bf16" in the precision -> bf16, else "fp16" -> fp16, else bf16.
 //   attention materialized for the Megatron-LM runs of 2021-2022 (sources korthikanti2022 and
 //            megatron_readme*: FlashAttention, Dao et al. May 2022, reached Megatron-LM in 2023 as
-//            --use-flash-attn) and for Zero Bubble (source zero_bubble: its Table 1 activation
-//            model sb(34h + 5as) is that core's, and only that core accounts for its Table 4
-//            memory); flash for every other source. The flash kernel family is the
+//            --use-flash-attn; those runs also reduce the gradients after the backward:
+//            overlap_grad_reduce off) and for Zero Bubble (source zero_bubble: its Table 1
+//            activation model sb(34h + 5as) is that core's, and only that core accounts for its
+//            Table 4 memory); flash for every other source. The flash kernel family is the
 //            profile's default (fa2), except for Megatron-LM sources on a profile with a cudnn
 //            family (Hopper): Transformer Engine's cuDNN fused attention ("when both are
 //            applicable, Transformer Engine prefers cuDNN flash attention on Hopper+", NVIDIA

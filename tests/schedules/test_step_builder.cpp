@@ -118,3 +118,29 @@ TEST_CASE("step builder: --overlap-param-gather moves the parameter all-gathers 
   p.distributed_optimizer = false;
   CHECK_THROWS_AS(check_step_plan(m, p), InputError);
 }
+
+TEST_CASE("step builder: --no-overlap-grad-reduce reduces every bucket after the whole backward") {
+  StepPlan p;
+  p.dp = 2;
+  p.global_batch = 4;
+  p.dp_buckets = 2;  // 2 layers: one per bucket
+  auto first_reduce_after_backward = [&](bool overlap) {
+    p.overlap_grad_reduce = overlap;
+    const Program prog = build_training_step(gpt_tiny(), p, 8);
+    std::size_t last_backward = 0, first_reduce = prog.ops.size();
+    for (std::size_t i = 0; i < prog.ops.size(); ++i) {
+      const Op& op = prog.ops[i];
+      if (op.rank != 0) continue;
+      const bool backward = op.labels.phase == Phase::bwd || op.labels.phase == Phase::wgrad;
+      if (backward && std::holds_alternative<KernelCall>(op.body)) last_backward = i;
+      const auto* c = std::get_if<CollectiveCall>(&op.body);
+      if (c != nullptr && c->kind == CollectiveKind::all_reduce)
+        first_reduce = std::min(first_reduce, i);
+    }
+    return first_reduce > last_backward;
+  };
+  // Overlapped (the default): the last layer's bucket (bucket 0) is reduced while the first
+  // layer's backward still runs. Not overlapped: nothing before the backward has finished.
+  CHECK_FALSE(first_reduce_after_backward(true));
+  CHECK(first_reduce_after_backward(false));
+}

@@ -351,9 +351,12 @@ TEST_CASE("hardware profile: hash is FNV-1a of the canonical JSON, stable and di
   CHECK(hash.size() == 16);
   CHECK(hash.find_first_not_of("0123456789abcdef") == std::string::npos);
   CHECK(meshsim::hardware_hash(h100()) == hash);
-  // FNV-1a 64: h = 0xcbf29ce484222325; for each byte: h ^= byte, h *= 0x100000001b3.
+  // FNV-1a 64 over the canonical JSON without "sources": h = 0xcbf29ce484222325; for each byte:
+  // h ^= byte, h *= 0x100000001b3.
   std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (char c : meshsim::to_json(hw).dump()) {
+  json figures = meshsim::to_json(hw);
+  figures.erase("sources");
+  for (char c : figures.dump()) {
     h ^= static_cast<unsigned char>(c);
     h *= 0x100000001b3ULL;
   }
@@ -367,6 +370,10 @@ TEST_CASE("hardware profile: hash is FNV-1a of the canonical JSON, stable and di
   auto tweaked = hw;
   tweaked.network.nic_bw = 46e9;
   CHECK(meshsim::hardware_hash(tweaked) != hash);
+  // A source's wording is documentation: the hash (and so every output's provenance) stays.
+  auto reworded = hw;
+  reworded.sources["peak_tflops"] = "another wording";
+  CHECK(meshsim::hardware_hash(reworded) == hash);
 }
 
 TEST_CASE("hardware profile: mini-fuzz - any mutation parses or throws InputError") {

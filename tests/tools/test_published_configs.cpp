@@ -53,7 +53,6 @@ TEST_CASE("published configs: null fields filled from the companion source, then
   // come first among the conventions, each naming its source.
   REQUIRE(runs.rows[0].filled.size() == 5);
   CHECK(p.conventions.at(0) == "model.heads = 24 (narayanan2021, Table 1)");
-  CHECK(runs.rows[0].measured.value == 137);  // measured values untouched
 }
 
 TEST_CASE("published configs: a contradiction, an unknown source or bad JSON is an error") {
@@ -70,6 +69,20 @@ TEST_CASE("published configs: a contradiction, an unknown source or bad JSON is 
   typo["configs"][0]["parallel"] = json::object();
   CHECK_THROWS_AS(apply_published_configs(runs, typo, "c.json"), InputError);
   CHECK_THROWS_AS(apply_published_configs(runs, json::array(), "c.json"), InputError);
+  json twice = configs(json::object());
+  twice["configs"].push_back(twice["configs"][0]);
+  CHECK_THROWS_WITH_AS(
+      apply_published_configs(runs, twice, "c.json"),
+      "c.json: field 'configs[1]': a second entry for megatron_readme_a100_2021 / GPT 1.7B",
+      InputError);
+  json typo_model = configs(json::object());
+  typo_model["configs"][0]["model"] = "GPT 1.8B";
+  CHECK_THROWS_WITH_AS(apply_published_configs(runs, typo_model, "c.json"),
+                       "c.json: field 'configs[0]': entry megatron_readme_a100_2021 / GPT 1.8B "
+                       "matches no row (source id and model name)",
+                       InputError);
+  json object_value = configs({{"tp", json::object()}});
+  CHECK_THROWS_AS(apply_published_configs(runs, object_value, "c.json"), InputError);
   json not_object = configs(json::object());
   not_object["configs"][0]["model_fields"] = 3;
   CHECK_THROWS_AS(apply_published_configs(runs, not_object, "c.json"), InputError);

@@ -99,7 +99,8 @@ TEST_CASE("published runs: null fields take the documented conventions") {
 }
 
 TEST_CASE("published runs: vp of an interleaved run without one splits each stage's layers") {
-  json row = table5_row();  // 48 layers
+  json row = table5_row();           // 48 layers
+  row["cluster"]["gpus"] = nullptr;  // tp x pp x dp changes below
   row["parallel"]["pipeline_schedule"] = "interleaved-1F1B";
   row["parallel"]["tp"] = 1;
   row["parallel"]["dp"] = 1;
@@ -113,6 +114,16 @@ TEST_CASE("published runs: vp of an interleaved run without one splits each stag
   row["parallel"]["pp"] = 5;
   row["parallel"]["num_microbatches"] = 20;
   CHECK(planned(row).plan.vp == 2);
+}
+
+TEST_CASE("published runs: a mesh that does not multiply to the GPUs printed is skipped") {
+  json row = table5_row();  // 8 GPUs
+  row["parallel"]["tp"] = 4;
+  CHECK(skipped(row) == "tp x pp x cp x dp = 4 x 1 x 1 x 1 = 4, but the row has 8 GPUs");
+  row["parallel"]["tp"] = 8;
+  row["parallel"]["sp"] = "yes";
+  CHECK_THROWS_WITH_AS(plan_run(read_one(row)),
+                       "field 'sp': expected true, false or null, got \"yes\"", InputError);
 }
 
 TEST_CASE("published runs: a power cap in the GPU name is stated as not modeled") {
@@ -131,6 +142,7 @@ TEST_CASE(
   // less the 24 - 22 = 2 padded ones, taken from the last global stage and then the first (the
   // Zero Bubble repository's --allow-padding-num-layers): ranks hold 2, 3, ..., 3, 2 layers.
   json row = table5_row();
+  row["cluster"]["gpus"] = nullptr;  // pp changes below
   row["model"]["layers"] = 22;
   row["parallel"]["pipeline_schedule"] = "1F1B-I";
   row["parallel"]["tp"] = 1;
