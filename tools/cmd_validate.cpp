@@ -19,6 +19,7 @@
 #include "sim/program_json.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
+#include "tools/memory_limit.hpp"
 #include "tools/output_file.hpp"
 #include "tools/run_world_cli.hpp"
 #include "tools/simulation.hpp"
@@ -66,6 +67,7 @@ std::vector<OptionSpec> validate_options() {
        "kernels/cuda and cuBLAS, NCCL [cpu]"},
       {"--inject-fault", "attention-mask|lse-merge|gemm-scale",
        "testing: make one kernel compute a wrong result (the numerics must then FAIL)"},
+      max_memory_option(),
   };
 }
 
@@ -139,6 +141,9 @@ struct Request {
   InjectedFault fault = InjectedFault::none;
   std::string backend = "cpu";
   std::chrono::milliseconds timeout{300000};
+  MemoryLimit memory_limit;
+  MemoryEstimate memory;  // per rank, before anything is allocated
+  bool gather_tensors() const { return !dump_dir.empty() || (check && workload); }
 };
 
 Request parse_request(WorkloadCommand w, const Args& args) {
@@ -163,6 +168,7 @@ Request parse_request(WorkloadCommand w, const Args& args) {
   r.fault = *parse_injected_fault(args.get_choice(
       "--inject-fault", "none", {"none", "attention-mask", "lse-merge", "gemm-scale"}));
   r.timeout = parse_timeout(args);
+  r.memory_limit = memory_limit(args, detect_launch_env().local_size);
   return r;
 }
 
@@ -264,6 +270,8 @@ void print_report(const Request& req, const Program& program, const ValidateResu
       j["hardware"] = req.hardware.name;
       for (const auto& [key, value] : c.items()) j[key] = value;
     }
+    j["memory_estimate_bytes"] = req.memory.total();
+    j["memory_limit_bytes"] = req.memory_limit.bytes;
     ctx.out << j.dump(2) << "\n";
     return;
   }
@@ -301,7 +309,7 @@ ValidateOptions validate_run_options(const Request& req, RunWorld& world,
   ValidateOptions options;
   options.seed = req.seed;
   options.stall_timeout = req.timeout;
-  options.gather_tensors = !req.dump_dir.empty() || (req.check && req.workload);
+  options.gather_tensors = req.gather_tensors();
   const InjectedFault fault = req.fault;
   options.make_kernels = [fault](TensorStore& store) -> std::unique_ptr<KernelRunner> {
     return std::make_unique<ShapeKernelRunner>(std::make_unique<CpuKernelRunner>(store, fault));
@@ -342,6 +350,10 @@ WorkloadCommand find_workload_command(const std::string& name) {
       fmt::format("validate: unknown workload '{}' (expected {}program or suite)", name, names));
 }
 
+std::string args_command(WorkloadCommand w) {
+  return w ? std::string(w->name) : "program";
+}
+
 // The request, its Program and communication plan; InputError when a multi-rank Program is run
 // without a launcher.
 void prepare(WorkloadCommand w, const Args& args, const LaunchEnv& env, const CommandContext& ctx,
@@ -349,6 +361,10 @@ void prepare(WorkloadCommand w, const Args& args, const LaunchEnv& env, const Co
   req = parse_request(w, args);
   program = req.workload ? build_program(*req.workload) : load_program_file(req.program_path);
   plan = validate_program(program);
+  // Memory before work: refused here, on every rank alike, before MPI starts or allocates.
+  const TensorLayout layout = req.workload ? tensor_layout(*req.workload) : TensorLayout{};
+  req.memory = estimate_peak_memory(program, plan, layout, req.gather_tensors());
+  check_memory(req.memory, req.memory_limit, fmt::format("validate {}", args_command(w)));
   if (!env.under_launcher && program.world_size() > 1) {
     throw InputError(
         fmt::format("this Program has {} ranks ({}): run one process per rank under MPI: {}",
@@ -383,6 +399,10 @@ int run_prepared(const Request& req, const Program& program, const CommPlan& pla
     describe_backend = use_cuda_backend(options, program, plan, *world, req.fault);
   }
 #endif
+  if (world->rank() == 0 && !req.json) {
+    ctx.out << memory_line(req.memory, req.memory_limit);
+    ctx.out.flush();
+  }
   ValidateResult result;
   const auto run_all = [&] { result = run_median(req, program, plan, *world, options); };
   if (auto failed = run_collectively(ctx, run_all)) return *failed;

@@ -13,6 +13,7 @@
 #include "sim/error.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
+#include "tools/memory_limit.hpp"
 #include "tools/run_world_cli.hpp"
 #include "tools/simulation.hpp"
 #include "tools/validate_suite.hpp"
@@ -36,6 +37,7 @@ std::vector<OptionSpec> suite_options() {
       {"--only", "TEXT", "run only the configurations whose name contains TEXT"},
       timeout_option(),
       {"--json", "", "print one JSON object (with top-level \"mape\", a fraction)"},
+      max_memory_option(),
   };
 }
 
@@ -46,7 +48,27 @@ struct SuiteRequest {
   std::string only;  // empty: every configuration
   std::chrono::milliseconds timeout{300000};
   bool json = false;
+  MemoryLimit memory_limit;
+  MemoryEstimate memory;  // the largest of the selected configurations
 };
+
+bool selected(const SuiteConfig& config, const SuiteRequest& req) {
+  return req.only.empty() || config.name.find(req.only) != std::string::npos;
+}
+
+// Memory before work: every selected configuration's estimate against the limit (InputError for
+// the first that does not fit), on every rank alike, before anything is allocated.
+void check_suite_memory(SuiteRequest& req, const LaunchEnv& env) {
+  for (const auto& config : suite_configs(env.size, env.local_size)) {
+    if (!selected(config, req)) continue;
+    const Program program = config.build();
+    const CommPlan plan = validate_program(program);
+    const TensorLayout layout = config.layout ? config.layout() : TensorLayout{};
+    const MemoryEstimate e = estimate_peak_memory(program, plan, layout, false);
+    check_memory(e, req.memory_limit, fmt::format("validate suite '{}'", config.name));
+    if (e.total() > req.memory.total()) req.memory = e;
+  }
+}
 
 void print_suite_help(const Args& args, const CommandContext& ctx) {
   ctx.out << args.help_text(
@@ -70,6 +92,8 @@ SuiteRequest parse_suite_request(const Args& args, const LaunchEnv& env,
                                  mpirun_command(2, ctx.command_line)));
   }
   r.json = args.has("--json");
+  r.memory_limit = memory_limit(args, env.local_size);
+  check_suite_memory(r, env);
   return r;
 }
 
@@ -139,9 +163,13 @@ int run_validate_suite_command(std::span<const std::string> argv, const CommandC
   HardwareProfile sim_hw = req.hw;
   sim_hw.gpus_per_node = world.ranks_per_node();
   const ValidateOptions options = suite_validate_options(req.timeout, world, ctx);
+  if (world.rank() == 0 && !req.json) {
+    ctx.out << memory_line(req.memory, req.memory_limit);
+    ctx.out.flush();
+  }
   const auto run_all = [&] {
     for (const auto& config : suite_configs(world.size(), world.ranks_per_node())) {
-      if (!req.only.empty() && config.name.find(req.only) == std::string::npos) continue;
+      if (!selected(config, req)) continue;
       if (auto row = run_suite_config(config, req, sim_hw, world, options, ctx)) {
         result.rows.push_back(std::move(*row));
       }
