@@ -36,6 +36,7 @@
 #include "validate/check/workload_registry.hpp"
 #include "validate/cpu/shape_kernels.hpp"
 #include "validate/mpi/launch_env.hpp"
+#include "validate/run/robust_stats.hpp"
 #include "validate/run/validate_driver.hpp"
 #include "validate/tensors/npy_writer.hpp"
 
@@ -261,14 +262,19 @@ ValidateRunInfo run_info(const Request& req, const ValidateResult& result,
 }
 
 void print_report(const Request& req, const Program& program, const ValidateResult& result,
-                  const ValidateRunInfo& info, const std::optional<PredictedRun>& comparison,
-                  const CommandContext& ctx) {
+                  const ValidateRunInfo& info, const RobustSummary& spread,
+                  const std::optional<PredictedRun>& comparison, const CommandContext& ctx) {
   if (req.json) {
     nlohmann::ordered_json j = measured_report_json(program, result.timeline, info);
+    j["makespan_s_p10"] = spread.p10;
+    j["makespan_s_p90"] = spread.p90;
+    j["repeats"] = spread.repeats;
     if (comparison) {
       const nlohmann::ordered_json c = timing_comparison_json(program, comparison->timings);
       j["hardware"] = req.hardware.name;
       for (const auto& [key, value] : c.items()) j[key] = value;
+      j["measured_makespan_s_p10"] = spread.p10;
+      j["measured_makespan_s_p90"] = spread.p90;
     }
     j["memory_estimate_bytes"] = req.memory.total();
     j["memory_limit_bytes"] = req.memory_limit.bytes;
@@ -276,6 +282,11 @@ void print_report(const Request& req, const Program& program, const ValidateResu
     return;
   }
   ctx.out << measured_report_text(program, result.timeline, info);
+  if (spread.repeats > 1) {
+    ctx.out << fmt::format(
+        "step time over {} timed runs: median {:.3f} ms, p10-p90 {:.3f}-{:.3f} ms\n",
+        spread.repeats, spread.estimate * 1e3, spread.p10 * 1e3, spread.p90 * 1e3);
+  }
   if (comparison) {
     ctx.out << fmt::format("simulated with hardware profile {}\n", req.hardware.name)
             << timing_comparison_text(program, comparison->timings, "--json");
@@ -289,15 +300,15 @@ void print_report(const Request& req, const Program& program, const ValidateResu
 
 // Rank 0's outputs: files (staged together), then the report.
 int emit(const Request& req, const Program& program, const CommPlan& plan,
-         const ValidateResult& result, const std::string& backend, const CommandContext& ctx,
-         std::chrono::steady_clock::time_point started) {
+         const ValidateResult& result, const RobustSummary& spread, const std::string& backend,
+         const CommandContext& ctx, std::chrono::steady_clock::time_point started) {
   const std::optional<PredictedRun> comparison =
       compare_with_simulation(req, program, result, ctx, started);
   OutputFiles files;
   stage_files(req, program, plan, result, comparison, ctx, files);
   files.commit();
   const ValidateRunInfo info = run_info(req, result, backend, ctx, started);
-  print_report(req, program, result, info, comparison, ctx);
+  print_report(req, program, result, info, spread, comparison, ctx);
   // A numerics FAIL is the run's verdict, not bad input or a crash: its own exit code.
   return info.numerics && !info.numerics->pass ? kNumericsFailed : 0;
 }
@@ -322,9 +333,10 @@ ValidateOptions validate_run_options(const Request& req, RunWorld& world,
 }
 
 // With several runs: a warm-up, then the runs; rank 0 keeps the one with the median step time
-// (every rank takes part in every run).
+// (every rank takes part in every run) and the spread of the step times (a makespan: median,
+// validate/run/robust_stats.hpp).
 ValidateResult run_median(const Request& req, const Program& program, const CommPlan& plan,
-                          RunWorld& world, const ValidateOptions& options) {
+                          RunWorld& world, const ValidateOptions& options, RobustSummary& spread) {
   const TensorLayout layout = req.workload ? tensor_layout(*req.workload) : TensorLayout{};
   std::vector<ValidateResult> timed;
   for (int run = 0; run <= req.runs; ++run) {
@@ -335,6 +347,9 @@ ValidateResult run_median(const Request& req, const Program& program, const Comm
   std::sort(timed.begin(), timed.end(), [](const ValidateResult& a, const ValidateResult& b) {
     return a.timeline.makespan < b.timeline.makespan;
   });
+  std::vector<double> makespans;
+  for (const auto& r : timed) makespans.push_back(ns_to_seconds(r.timeline.makespan));
+  spread = summarize(makespans, MeasurementKind::throughput);
   return std::move(timed[timed.size() / 2]);
 }
 
@@ -404,10 +419,11 @@ int run_prepared(const Request& req, const Program& program, const CommPlan& pla
     ctx.out.flush();
   }
   ValidateResult result;
-  const auto run_all = [&] { result = run_median(req, program, plan, *world, options); };
+  RobustSummary spread;
+  const auto run_all = [&] { result = run_median(req, program, plan, *world, options, spread); };
   if (auto failed = run_collectively(ctx, run_all)) return *failed;
   if (!result.root) return 0;
-  return emit(req, program, plan, result, describe_backend(), ctx, started);
+  return emit(req, program, plan, result, spread, describe_backend(), ctx, started);
 }
 
 }  // namespace

@@ -39,6 +39,8 @@ grep -q "hardware cpu-calibrated" sim.out || fail "simulation does not name the 
   --hardware profile.json --compare --json >cmp.out 2>&1 || fail "validate --compare: $(cat cmp.out)"
 grep -Eq '"predicted_makespan_s": [0-9.e+-]+' cmp.out || fail "no predicted makespan: $(cat cmp.out)"
 grep -Eq '"measured_makespan_s": [0-9.e+-]+' cmp.out || fail "no measured makespan: $(cat cmp.out)"
+grep -Eq '"measured_makespan_s_p90": [0-9.e+-]+' cmp.out || fail "no makespan spread: $(cat cmp.out)"
+grep -Eq '"repeats": 5' cmp.out || fail "--compare: not 5 timed runs: $(cat cmp.out)"
 
 "${mpi[@]}" -n 2 "$meshsim" validate suite --hardware profile.json --only "tp linear" --json \
   >suite.out 2>&1 || fail "validate suite: $(cat suite.out)"
