@@ -22,6 +22,7 @@
 #include "validate/mpi/launch_env.hpp"
 #include "validate/mpi/mpi_world.hpp"
 #include "validate/run/microbench_stats.hpp"
+#include "validate/run/robust_stats.hpp"
 #include "validate/run/solo_world.hpp"
 #include "validate/run/validate_driver.hpp"
 
@@ -33,7 +34,9 @@ std::vector<OptionSpec> suite_options() {
       {"--hardware", "NAME|FILE",
        "the profile predicting the runs: a calibrated one (meshsim calibrate --out FILE) "
        "[h100-sxm]"},
-      {"--runs", "N", "timed runs per configuration after one warm-up, median (>= 5) [5]"},
+      {"--runs", "N",
+       "timed runs per configuration after one warm-up round, interleaved across the "
+       "configurations; median with p10-p90 (>= 5) [5]"},
       {"--only", "TEXT", "run only the configurations whose name contains TEXT"},
       timeout_option(),
       {"--json", "", "print one JSON object (with top-level \"mape\", a fraction)"},
@@ -73,9 +76,10 @@ void check_suite_memory(SuiteRequest& req, const LaunchEnv& env) {
 void print_suite_help(const Args& args, const CommandContext& ctx) {
   ctx.out << args.help_text(
       "Run the fixed validation configurations (ring attention ring/zigzag/all-gather, TP "
-      "column/row, pipeline 1f1b/interleaved, a small training step) for real on every "
-      "rank, simulate each with --hardware, and print predicted vs measured makespans and "
-      "the mean absolute percentage error.",
+      "column/row, pipeline 1f1b/interleaved, a small training step; then a hold-out set of "
+      "other sizes and variants) for real on every rank, interleaved, simulate each with "
+      "--hardware, and print predicted vs measured makespans with their spread and the mean "
+      "absolute percentage error of each set.",
       "mpirun -np 2 meshsim validate suite --hardware cpu.json");
 }
 
@@ -112,30 +116,46 @@ ValidateOptions suite_validate_options(std::chrono::milliseconds timeout, const 
   return options;
 }
 
-// One configuration: a warm-up and `runs` timed runs on every rank; on rank 0 the row (median
-// measured, predicted on `sim_hw`), printed at once unless --json. Other ranks: no row.
-std::optional<SuiteRow> run_suite_config(const SuiteConfig& config, const SuiteRequest& req,
-                                         const HardwareProfile& sim_hw, RunWorld& world,
-                                         const ValidateOptions& options,
-                                         const CommandContext& ctx) {
-  const Program program = config.build();
-  const CommPlan plan = validate_program(program);
-  const TensorLayout layout = config.layout ? config.layout() : TensorLayout{};
-  SuiteRow row{config.name, config.command, 0, 0, {}};
-  for (int run = 0; run <= req.runs; ++run) {
-    const ValidateResult r = run_validation(program, plan, layout, world, options);
-    if (r.root && run > 0) row.measured_runs_s.push_back(ns_to_seconds(r.timeline.makespan));
+// A selected configuration, built once: its Program, plan and layout.
+struct PreparedConfig {
+  const SuiteConfig* config = nullptr;
+  Program program;
+  CommPlan plan;
+  TensorLayout layout;
+};
+
+// The runs, interleaved (robust_stats: one warm-up round, then `runs` timed rounds, each running
+// every configuration once in a rotating order) on every rank; on rank 0 the rows (median
+// measured with its spread, predicted on `sim_hw`). Other ranks: no rows.
+std::vector<SuiteRow> run_interleaved(const std::vector<SuiteConfig>& configs,
+                                      const SuiteRequest& req, const HardwareProfile& sim_hw,
+                                      RunWorld& world, const ValidateOptions& options) {
+  std::vector<PreparedConfig> prepared;
+  for (const auto& config : configs) {
+    if (!selected(config, req)) continue;
+    PreparedConfig p{&config, config.build(), {}, {}};
+    p.plan = validate_program(p.program);
+    p.layout = config.layout ? config.layout() : TensorLayout{};
+    prepared.push_back(std::move(p));
   }
-  if (world.rank() != 0) return std::nullopt;
-  row.measured_s = median_seconds(row.measured_runs_s);
-  const SimulationResult sim = run_simulation(program, sim_hw);
-  row.predicted_s = ns_to_seconds(sim.timeline.makespan);
-  if (!req.json) {
-    ctx.out << fmt::format("  {:<34} predicted {:10.3f} ms, measured {:10.3f} ms\n", row.name,
-                           row.predicted_s * 1e3, row.measured_s * 1e3);
-    ctx.out.flush();
+  const int n = static_cast<int>(prepared.size());
+  std::vector<std::vector<double>> samples(prepared.size());
+  for (int c : interleaved_order(n, 1 + req.runs)) {
+    const PreparedConfig& p = prepared[static_cast<std::size_t>(c)];
+    const ValidateResult r = run_validation(p.program, p.plan, p.layout, world, options);
+    if (r.root) samples[static_cast<std::size_t>(c)].push_back(ns_to_seconds(r.timeline.makespan));
   }
-  return row;
+  std::vector<SuiteRow> rows;
+  if (world.rank() != 0) return rows;
+  for (std::size_t c = 0; c < prepared.size(); ++c) {
+    const PreparedConfig& p = prepared[c];
+    SuiteRow row{p.config->name, p.config->command, 0, 0, drop_warmup(samples[c], 1)};
+    row.set = p.config->set;
+    summarize_runs(row);
+    row.predicted_s = ns_to_seconds(run_simulation(p.program, sim_hw).timeline.makespan);
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 }  // namespace
@@ -167,14 +187,8 @@ int run_validate_suite_command(std::span<const std::string> argv, const CommandC
     ctx.out << memory_line(req.memory, req.memory_limit);
     ctx.out.flush();
   }
-  const auto run_all = [&] {
-    for (const auto& config : suite_configs(world.size(), world.ranks_per_node())) {
-      if (!selected(config, req)) continue;
-      if (auto row = run_suite_config(config, req, sim_hw, world, options, ctx)) {
-        result.rows.push_back(std::move(*row));
-      }
-    }
-  };
+  const std::vector<SuiteConfig> configs = suite_configs(world.size(), world.ranks_per_node());
+  const auto run_all = [&] { result.rows = run_interleaved(configs, req, sim_hw, world, options); };
   if (auto failed = run_collectively(ctx, run_all)) return *failed;
   if (world.rank() != 0) return 0;
   if (req.json) {

@@ -4,7 +4,8 @@
 # 1. `meshsim calibrate --quick` writes a profile and its raw measurements;
 # 2. the simulator loads the profile unchanged (--hardware FILE);
 # 3. `validate tp-linear --compare` with it reports both makespans in its JSON;
-# 4. `validate suite --only "tp linear"` with it prints the JSON table with "mape".
+# 4. `validate suite --only "tp linear"` with it prints the JSON table with "mape", the spread
+#    and the hold-out summary.
 # Fails with what went wrong. Accuracy is not asserted here (a busy CI machine); the figures are
 # measured on a quiet one (README).
 set -euo pipefail
@@ -45,5 +46,9 @@ grep -Eq '"repeats": 5' cmp.out || fail "--compare: not 5 timed runs: $(cat cmp.
 "${mpi[@]}" -n 2 "$meshsim" validate suite --hardware profile.json --only "tp linear" --json \
   >suite.out 2>&1 || fail "validate suite: $(cat suite.out)"
 grep -Eq '"mape": [0-9.e+-]+' suite.out || fail "no mape: $(cat suite.out)"
-grep -c '"predicted_s"' suite.out | grep -qx 2 || fail "expected the 2 TP configurations: $(cat suite.out)"
+grep -c '"predicted_s"' suite.out | grep -qx 3 ||
+  fail "expected the 3 TP configurations (one hold-out): $(cat suite.out)"
+grep -Eq '"holdout": \{' suite.out || fail "no hold-out summary: $(cat suite.out)"
+grep -Eq '"measured_s_p90": [0-9.e+-]+' suite.out || fail "no spread: $(cat suite.out)"
+grep -Eq '"mape_p10": [0-9.e+-]+' suite.out || fail "no MAPE spread: $(cat suite.out)"
 echo "round trip ok"
