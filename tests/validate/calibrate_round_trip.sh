@@ -7,7 +7,9 @@
 # 4. `validate suite --only "tp linear"` with it prints the JSON table with "mape", the spread
 #    and the hold-out summary.
 # Fails with what went wrong. Accuracy is not asserted here (a busy CI machine); the figures are
-# measured on a quiet one (README).
+# measured on a quiet one (README). For the same reason the calibration runs with --force
+# --attempts 1: a busy machine would otherwise (rightly) be refused with exit 5; the report must
+# still say what the stability checkpoints saw, and the measurements file must carry them.
 set -euo pipefail
 meshsim=$1
 shift
@@ -25,7 +27,11 @@ fail() {
 grep -q "meshsim: error: --out cal/profile.json: " cal.out || fail "no one-line error for a missing folder: $(cat cal.out)"
 [[ ! -e cal ]] || fail "a failed calibration left files behind"
 
-"${mpi[@]}" -n 2 "$meshsim" calibrate --quick --out profile.json >cal.out 2>&1 || fail "calibrate: $(cat cal.out)"
+"${mpi[@]}" -n 2 "$meshsim" calibrate --quick --force --attempts 1 --out profile.json >cal.out 2>&1 ||
+  fail "calibrate: $(cat cal.out)"
+grep -Eq "^stability \(1 attempt\): reference kernel drift [0-9]+ %" cal.out ||
+  fail "no stability line: $(cat cal.out)"
+grep -q '"stability": {' profile.measurements.json || fail "no stability in the measurements"
 grep -q "^fitted profile" cal.out || fail "no fit report: $(cat cal.out)"
 grep -q "residuals comm" cal.out || fail "no comm residuals: $(cat cal.out)"
 [[ -s profile.json && -s profile.measurements.json ]] || fail "profile or measurements missing"
