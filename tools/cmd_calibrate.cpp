@@ -136,13 +136,12 @@ CalibrationResult calibrate_until_steady(const Request& req, RunWorld& world, St
       stability.verdict = judge_stability(stability.checkpoints, cores, world.ranks_per_node());
     }
     stability.steady = world.all_true(world.rank() != 0 || stability.verdict.stable);
-    if (stability.steady) break;
+    if (stability.steady || attempt == req.attempts) break;  // the last: refused or --force
     if (world.rank() == 0) {
       ctx.err << fmt::format(
-          "meshsim: the machine is not steady: {}; {}\n", stability.verdict.summary,
-          attempt < req.attempts
-              ? fmt::format("calibrating again (attempt {} of {})", attempt + 1, req.attempts)
-              : std::string("no attempts left"));
+          "meshsim: the machine is not steady: {}; calibrating again (attempt {} "
+          "of {})\n",
+          stability.verdict.summary, attempt + 1, req.attempts);
       ctx.err.flush();
     }
   }
