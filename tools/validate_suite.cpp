@@ -206,10 +206,11 @@ std::string rows_text(const SuiteResult& r, SuiteSet set) {
   std::string out;
   for (const auto& row : r.rows) {
     if (row.set != set) continue;
-    out += fmt::format(
-        "{:<44} {:>12.3f} {:>12.3f} {:>9.3f}-{:<9.3f} {:>+7.1f}% {:>+7.1f}..{:<+7.1f}%\n", row.name,
-        row.predicted_s * 1e3, row.measured_s * 1e3, row.measured_p10_s * 1e3,
-        row.measured_p90_s * 1e3, 100 * row.error(), 100 * row.error_p10(), 100 * row.error_p90());
+    const std::string range =
+        fmt::format("{:+.1f}..{:+.1f}%", 100 * row.error_p10(), 100 * row.error_p90());
+    out += fmt::format("{:<44} {:>12.3f} {:>12.3f} {:>9.3f}-{:<9.3f} {:>+7.1f}% {:>17}\n", row.name,
+                       row.predicted_s * 1e3, row.measured_s * 1e3, row.measured_p10_s * 1e3,
+                       row.measured_p90_s * 1e3, 100 * row.error(), range);
   }
   if (r.count(set) > 0) {
     out += fmt::format(
