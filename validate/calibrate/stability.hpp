@@ -11,10 +11,12 @@
 // Unstable when either exceeds its threshold. kMaxDrift = 10 %: the quantity calibration feeds
 // (a compute efficiency) must be right within a few percent for a 10 % MAPE, and a competing
 // process on one of two cores slows a single-threaded GEMM by well over 10 % when it lands on
-// its core. kMaxSpread = 25 %: a 512^3 GEMM of a few ms on an idle core repeats within a few
-// percent, while a time slice lost to another process (several ms on Linux' CFS) shows as tens
-// of percent. The load average does not decide (it includes our own ranks and lags by a
-// minute); it is reported so that a refusal names what was running.
+// its core. kMaxSpread = 25 %: a 512^3 GEMM of a few ms on an idle core is expected to repeat
+// within a few percent (not yet measured on a quiet machine: the development machine was shared),
+// while a time slice lost to another process (several ms on Linux' CFS) shows as tens of percent
+// (measured: 2.6 against 6.6 ms under other builds, README). The load average does not decide (it
+// includes our own ranks and lags by a minute); it is reported so that a refusal names what was
+// running.
 #include <optional>
 #include <string>
 #include <string_view>
