@@ -1,10 +1,12 @@
 // meshsim validate suite: the fixed validation configurations (tools/validate_suite.hpp) run for
 // real on every rank and simulated with --hardware; predicted vs measured per configuration and
 // the mean absolute percentage error.
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -17,6 +19,7 @@
 #include "tools/run_world_cli.hpp"
 #include "tools/simulation.hpp"
 #include "tools/validate_suite.hpp"
+#include "validate/calibrate/stability_probe.hpp"
 #include "validate/cpu/cpu_kernel_runner.hpp"
 #include "validate/cpu/shape_kernels.hpp"
 #include "validate/mpi/launch_env.hpp"
@@ -125,11 +128,13 @@ struct PreparedConfig {
 };
 
 // The runs, interleaved (robust_stats: one warm-up round, then `runs` timed rounds, each running
-// every configuration once in a rotating order) on every rank; on rank 0 the rows (median
-// measured with its spread, predicted on `sim_hw`). Other ranks: no rows.
+// every configuration once in a rotating order) on every rank, the stability probe's reference
+// kernel at the start and after every round; on rank 0 the rows (median measured with its
+// spread, predicted on `sim_hw`). Other ranks: no rows.
 std::vector<SuiteRow> run_interleaved(const std::vector<SuiteConfig>& configs,
                                       const SuiteRequest& req, const HardwareProfile& sim_hw,
-                                      RunWorld& world, const ValidateOptions& options) {
+                                      RunWorld& world, const ValidateOptions& options,
+                                      StabilityProbe& probe) {
   std::vector<PreparedConfig> prepared;
   for (const auto& config : configs) {
     if (!selected(config, req)) continue;
@@ -140,10 +145,16 @@ std::vector<SuiteRow> run_interleaved(const std::vector<SuiteConfig>& configs,
   }
   const int n = static_cast<int>(prepared.size());
   std::vector<std::vector<double>> samples(prepared.size());
-  for (int c : interleaved_order(n, 1 + req.runs)) {
-    const PreparedConfig& p = prepared[static_cast<std::size_t>(c)];
+  probe.checkpoint("start");
+  const std::vector<int> order = interleaved_order(n, 1 + req.runs);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto c = static_cast<std::size_t>(order[i]);
+    const PreparedConfig& p = prepared[c];
     const ValidateResult r = run_validation(p.program, p.plan, p.layout, world, options);
-    if (r.root) samples[static_cast<std::size_t>(c)].push_back(ns_to_seconds(r.timeline.makespan));
+    if (r.root) samples[c].push_back(ns_to_seconds(r.timeline.makespan));
+    if ((i + 1) % prepared.size() == 0) {
+      probe.checkpoint(fmt::format("after round {}", (i + 1) / prepared.size() - 1));
+    }
   }
   std::vector<SuiteRow> rows;
   if (world.rank() != 0) return rows;
@@ -188,9 +199,14 @@ int run_validate_suite_command(std::span<const std::string> argv, const CommandC
     ctx.out.flush();
   }
   const std::vector<SuiteConfig> configs = suite_configs(world.size(), world.ranks_per_node());
-  const auto run_all = [&] { result.rows = run_interleaved(configs, req, sim_hw, world, options); };
+  StabilityProbe probe(world);
+  const auto run_all = [&] {
+    result.rows = run_interleaved(configs, req, sim_hw, world, options, probe);
+  };
   if (auto failed = run_collectively(ctx, run_all)) return *failed;
   if (world.rank() != 0) return 0;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  result.machine = judge_stability(probe.checkpoints(), cores, world.ranks_per_node());
   if (req.json) {
     ctx.out << suite_json(result).dump(2) << "\n";
   } else {

@@ -243,6 +243,13 @@ std::string suite_text(const SuiteResult& r) {
                      "measured ms", "p10-p90 ms", "error", "p10-p90");
   out += rows_text(r, SuiteSet::development);
   out += rows_text(r, SuiteSet::holdout);
+  if (r.machine) {
+    out += fmt::format("machine during the runs: {} ({}){}\n",
+                       r.machine->stable ? "steady" : "NOT STEADY", r.machine->summary,
+                       r.machine->stable ? ""
+                                         : "; the figures above measure the load as much as "
+                                           "the model");
+  }
   return out;
 }
 
@@ -272,6 +279,13 @@ nlohmann::ordered_json suite_json(const SuiteResult& r) {
   j["mape_p90"] = r.mape_p90();
   j["worst_abs_error"] = r.worst_error();
   j["holdout"] = set_json(r, SuiteSet::holdout);
+  if (r.machine) {
+    j["machine"] = {{"stable", r.machine->stable},
+                    {"drift", r.machine->drift},
+                    {"spread", r.machine->spread},
+                    {"max_load_1min", r.machine->max_load},
+                    {"summary", r.machine->summary}};
+  }
   return j;
 }
 

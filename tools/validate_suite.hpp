@@ -9,6 +9,7 @@
 // all ranks of the world.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 
 #include "sim/hardware_profile.hpp"
 #include "sim/program.hpp"
+#include "validate/calibrate/stability.hpp"
 #include "validate/tensors/tensor_layout.hpp"
 
 namespace meshsim {
@@ -59,6 +61,9 @@ struct SuiteResult {
   int ranks = 0;
   int runs = 0;
   std::vector<SuiteRow> rows;
+  // The stability probe's verdict over the runs (validate/calibrate/stability.hpp): reported,
+  // never a refusal — the figures of an unsteady machine are printed as such.
+  std::optional<StabilityVerdict> machine;
   // Over the rows of one set (0 when it has none):
   double mape(SuiteSet set = SuiteSet::development) const;         // mean |error|
   double worst_error(SuiteSet set = SuiteSet::development) const;  // max |error|

@@ -83,3 +83,20 @@ TEST_CASE("validate suite: spread, per-round MAPE and the hold-out reported apar
                   "0.0-25.0%, 5 rounds)") != std::string::npos);
   CHECK(text.find("hold-out set: mean absolute percentage error 50.0%") != std::string::npos);
 }
+
+TEST_CASE("validate suite: the machine's verdict is reported, steady or not") {
+  SuiteResult r;
+  r.rows.push_back({"a", "", 1.0, 1.0, {1.0}});
+  CHECK(suite_text(r).find("machine during the runs") == std::string::npos);  // not probed
+  // Two checkpoints, the reference kernel 4 ms then 6 ms: drift 50 %, not steady.
+  const std::vector<StabilityCheckpoint> cs = {{"start", {4e-3, 4e-3}, 3.5},
+                                               {"after round 0", {6e-3, 6e-3}, 3.9}};
+  r.machine = judge_stability(cs, 2, 2);
+  const std::string text = suite_text(r);
+  CHECK(text.find("machine during the runs: NOT STEADY (reference kernel drift 50 %") !=
+        std::string::npos);
+  CHECK(text.find("load average up to 3.90") != std::string::npos);
+  const auto j = suite_json(r);
+  CHECK(j["machine"]["stable"] == false);
+  CHECK(j["machine"]["drift"].get<double>() == doctest::Approx(0.5));
+}

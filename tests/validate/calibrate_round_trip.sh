@@ -57,4 +57,5 @@ grep -c '"predicted_s"' suite.out | grep -qx 3 ||
 grep -Eq '"holdout": \{' suite.out || fail "no hold-out summary: $(cat suite.out)"
 grep -Eq '"measured_s_p90": [0-9.e+-]+' suite.out || fail "no spread: $(cat suite.out)"
 grep -Eq '"mape_p10": [0-9.e+-]+' suite.out || fail "no MAPE spread: $(cat suite.out)"
+grep -Eq '"machine": \{' suite.out || fail "no verdict on the machine: $(cat suite.out)"
 echo "round trip ok"
