@@ -12,7 +12,16 @@ namespace {
 constexpr std::array<std::string_view, 4> kCategoryNames = {"compute", "p2p", "collective",
                                                             "interference"};
 
-// Adds `runs + 1` repetitions of a point on every listed rank's stream, one after the other.
+// The point of round `round`'s i-th slot among `points`: every round runs each point once,
+// starting at point (round mod points), so that no point is always first and the repetitions of a
+// point are spread over the whole Program instead of back to back (validate/run/robust_stats.hpp
+// interleaved_order, which schedules/ cannot include).
+std::size_t rotated(int round, std::size_t i, std::size_t points) {
+  return (static_cast<std::size_t>(round) + i) % points;
+}
+
+// Collects points, then adds `runs + 1` rounds (the first the warm-up), each running every point
+// once on every listed rank's stream (rotated).
 class PointWriter {
  public:
   PointWriter(ProgramBuilder& builder, std::vector<BenchPoint>& points, int runs)
@@ -20,19 +29,35 @@ class PointWriter {
 
   // The same op on each rank of `ranks` (compute: independent; comm: matched per position).
   void add(BenchPoint point, const std::vector<int>& ranks, StreamId stream) {
-    for (int rep = 0; rep <= runs_; ++rep) {
-      for (int r : ranks) {
-        point.ops.push_back(builder_.add(r, stream, fmt::format("{} #{}", point.name, rep),
-                                         OpLabels{}, point.body));
+    pending_.push_back({std::move(point), ranks, stream});
+  }
+
+  // Emits the rounds; the points, in the order added, get their ops (warm-up first per rank).
+  void flush() {
+    const std::size_t n = pending_.size();
+    for (int rep = 0; rep <= runs_ && n > 0; ++rep) {
+      for (std::size_t i = 0; i < n; ++i) {
+        Pending& p = pending_[rotated(rep, i, n)];
+        for (int r : p.ranks) {
+          p.point.ops.push_back(builder_.add(r, p.stream, fmt::format("{} #{}", p.point.name, rep),
+                                             OpLabels{}, p.point.body));
+        }
       }
     }
-    points_.push_back(std::move(point));
+    for (auto& p : pending_) points_.push_back(std::move(p.point));
+    pending_.clear();
   }
 
  private:
+  struct Pending {
+    BenchPoint point;
+    std::vector<int> ranks;
+    StreamId stream;
+  };
   ProgramBuilder& builder_;
   std::vector<BenchPoint>& points_;
   int runs_;
+  std::vector<Pending> pending_;
 };
 
 std::vector<int> all_ranks(int n) {
@@ -196,6 +221,7 @@ CalibrationProgram compute_program(const CalibrationOptions& o) {
   add_dtype_peaks(points, o);
   add_attention_blocks(points, o);
   add_vector_kernels(points, o);
+  w.flush();
   cp.program = std::move(b).finish();
   return cp;
 }
@@ -209,10 +235,19 @@ CalibrationProgram p2p_program(const CalibrationOptions& o) {
   ProgramBuilder b(mesh_of(o), false, "calibration: point-to-point ping-pong");
   const StreamId s = b.stream("comm");
   CalibrationProgram cp{BenchCategory::p2p, {}, {}};
+  const std::vector<std::int64_t> sizes = comm_sizes(o.quick);
+  for (auto bytes : sizes) {
+    cp.points.push_back({fmt::format("p2p {} B", bytes),
+                         BenchCategory::p2p,
+                         P2PCall{{Transfer{1, bytes, 0, -1}}, {}},
+                         2,
+                         {}});
+  }
   int tag = 0;
-  for (auto bytes : comm_sizes(o.quick)) {
-    BenchPoint point{fmt::format("p2p {} B", bytes), BenchCategory::p2p, P2PCall{}, 2, {}};
-    for (int rep = 0; rep <= o.runs; ++rep, ++tag) {
+  for (int rep = 0; rep <= o.runs; ++rep) {
+    for (std::size_t i = 0; i < sizes.size(); ++i, ++tag) {
+      BenchPoint& point = cp.points[rotated(rep, i, sizes.size())];
+      const std::int64_t bytes = std::get<P2PCall>(point.body).sends.front().bytes;
       for (int a = 0; a + 1 < o.world_size; a += 2) {
         const int z = a + 1;
         const std::string name = fmt::format("{} #{}", point.name, rep);
@@ -227,8 +262,6 @@ CalibrationProgram p2p_program(const CalibrationOptions& o) {
         point.ops.push_back(pong);
       }
     }
-    point.body = P2PCall{{Transfer{1, bytes, 0, -1}}, {}};
-    cp.points.push_back(std::move(point));
   }
   cp.program = std::move(b).finish();
   return cp;
@@ -246,25 +279,29 @@ CalibrationProgram collective_program(const CalibrationOptions& o) {
       for (int r = first; r < first + g; ++r) members.push_back(r);
       groups.push_back(b.group(fmt::format("g{}", g), members));
     }
+    const std::size_t first_point = cp.points.size();
     for (CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather,
                                 CollectiveKind::reduce_scatter, CollectiveKind::all_to_all}) {
       for (auto bytes : comm_sizes(o.quick)) {
         // Every group runs the point at once; the ops of group j's ranks name group j.
-        BenchPoint point{
-            fmt::format("{} g{} {} B", to_string(kind), g, bytes),
-            BenchCategory::collective,
-            CollectiveCall{kind, groups[0], bytes, o.dtype, 0, -1, -1, CollectiveAlgo::automatic},
-            g,
-            {}};
-        for (int rep = 0; rep <= o.runs; ++rep) {
-          for (int r = 0; r < o.world_size; ++r) {
-            CollectiveCall call = std::get<CollectiveCall>(point.body);
-            call.group = groups[static_cast<std::size_t>(r / g)];
-            point.ops.push_back(
-                b.add(r, s, fmt::format("{} #{}", point.name, rep), OpLabels{}, call));
-          }
+        cp.points.push_back(
+            {fmt::format("{} g{} {} B", to_string(kind), g, bytes),
+             BenchCategory::collective,
+             CollectiveCall{kind, groups[0], bytes, o.dtype, 0, -1, -1, CollectiveAlgo::automatic},
+             g,
+             {}});
+      }
+    }
+    const std::size_t n = cp.points.size() - first_point;
+    for (int rep = 0; rep <= o.runs; ++rep) {
+      for (std::size_t i = 0; i < n; ++i) {
+        BenchPoint& point = cp.points[first_point + rotated(rep, i, n)];
+        for (int r = 0; r < o.world_size; ++r) {
+          CollectiveCall call = std::get<CollectiveCall>(point.body);
+          call.group = groups[static_cast<std::size_t>(r / g)];
+          point.ops.push_back(
+              b.add(r, s, fmt::format("{} #{}", point.name, rep), OpLabels{}, call));
         }
-        cp.points.push_back(std::move(point));
       }
     }
   }

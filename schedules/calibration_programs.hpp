@@ -2,7 +2,10 @@
 // The calibration microbenchmarks as Programs (ARCHITECTURE.md §5): what `meshsim calibrate` runs
 // on the backend, through the same executor as any validation, so the timings include what a real
 // run pays (stream threads, dispatch, the backend's communication calls). One Program per category;
-// every benchmark point is a run of identical ops on one stream, the first a warm-up.
+// every benchmark point is repeated (runs + 1 times, the first a warm-up) in rounds that run every
+// point of the category once, rotating which comes first: the repetitions of a point are
+// interleaved with the others', not back to back, so a slow moment of the machine spreads over
+// many points instead of biasing one.
 //
 //   compute       every rank, stream "compute": GEMMs over a grid of shapes (calibration dtype,
 //                 plus one shape per other dtype for its peak), attention blocks forward and
@@ -30,7 +33,7 @@ struct BenchPoint {
   BenchCategory category = BenchCategory::compute;
   OpBody body;            // what one repetition runs (rank 0's op of it for comm points)
   int group_size = 1;     // collectives: ranks per group; p2p: 2
-  std::vector<OpId> ops;  // every repetition on every rank, warm-up first per rank
+  std::vector<OpId> ops;  // every repetition on every rank, in round order (warm-up first)
 };
 
 struct CalibrationProgram {

@@ -3,12 +3,14 @@
 // (ARCHITECTURE.md §5, validate/calibrate/calibration.hpp). The simulator takes the profile
 // unchanged
 // (--hardware profile.json).
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -21,6 +23,8 @@
 #include "tools/output_file.hpp"
 #include "tools/run_world_cli.hpp"
 #include "validate/calibrate/calibration.hpp"
+#include "validate/calibrate/stability.hpp"
+#include "validate/calibrate/stability_probe.hpp"
 #ifdef MESHSIM_HAVE_CUDA
 #include "validate/cuda/cuda_calibration.hpp"
 #endif
@@ -43,6 +47,11 @@ std::vector<OptionSpec> calibrate_options() {
       {"--name", "NAME", "name of the fitted profile [cpu-calibrated]"},
       timeout_option(),
       {"--json", "", "print the fit report as JSON instead of text"},
+      {"--attempts", "N",
+       "calibrations tried while the machine is not steady (reference kernel drift or spread "
+       "over its limit), the last one kept [3]"},
+      {"--force", "",
+       "write the profile even when the machine was not steady (else exit 5 and write nothing)"},
   };
 }
 
@@ -63,7 +72,12 @@ struct Request {
   CalibrateRequest calibrate;
   std::string out;
   bool json = false;
+  int attempts = 3;
+  bool force = false;
 };
+
+// Exit code of a calibration refused because the machine was not steady (stability.hpp).
+constexpr int kUnstableMachine = 5;
 
 Request parse_request(const Args& args) {
   Request r;
@@ -90,7 +104,94 @@ Request parse_request(const Args& args) {
   if (r.calibrate.name.empty()) throw InputError("--name: expected a non-empty profile name");
   r.calibrate.stall_timeout = parse_timeout(args);
   r.json = args.has("--json");
+  r.attempts = static_cast<int>(args.get_int("--attempts", 3, 1, 100));
+  r.force = args.has("--force");
   return r;
+}
+
+// What the stability checkpoints saw (rank 0), and whether every attempt failed.
+struct Stability {
+  std::vector<StabilityCheckpoint> checkpoints;
+  StabilityVerdict verdict;
+  int attempts = 0;
+  bool checked = false;  // the CPU backend's probe ran
+  bool steady = true;    // every rank: the last attempt's verdict
+};
+
+// The calibration, repeated while the reference kernel says the machine is not steady (at most
+// --attempts times; the last is kept). Collective over the world.
+CalibrationResult calibrate_until_steady(const Request& req, RunWorld& world, Stability& stability,
+                                         const CommandContext& ctx) {
+  StabilityProbe probe(world);
+  const auto checkpoint = [&probe](const std::string& phase) { probe.checkpoint(phase); };
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  CalibrationResult result;
+  for (int attempt = 1; attempt <= req.attempts; ++attempt) {
+    probe.clear();
+    result = run_calibration(world, req.calibrate, checkpoint);
+    stability.attempts = attempt;
+    stability.checked = true;
+    if (world.rank() == 0) {
+      stability.checkpoints = probe.checkpoints();
+      stability.verdict = judge_stability(stability.checkpoints, cores, world.ranks_per_node());
+    }
+    stability.steady = world.all_true(world.rank() != 0 || stability.verdict.stable);
+    if (stability.steady || attempt == req.attempts) break;  // the last: refused or --force
+    if (world.rank() == 0) {
+      ctx.err << fmt::format(
+          "meshsim: the machine is not steady: {}; calibrating again (attempt {} "
+          "of {})\n",
+          stability.verdict.summary, attempt + 1, req.attempts);
+      ctx.err.flush();
+    }
+  }
+  return result;
+}
+
+// The profile and the measurements file (with what the stability checkpoints saw), then the
+// report.
+int write_outputs(const Request& req, const CalibrationResult& result, const Stability& stability,
+                  const RunWorld& world, const CommandContext& ctx,
+                  std::chrono::steady_clock::time_point started) {
+  OutputFiles files;
+  const nlohmann::json profile = to_json(result.fit.profile);
+  files.stage(req.out, profile.dump(2) + "\n", "--out");
+  const std::string raw = measurements_path(req.out);
+  nlohmann::ordered_json measurements = calibration_measurements_json(result, req.calibrate);
+  if (stability.checked) {
+    measurements["stability"] = stability_json(stability.checkpoints, stability.verdict);
+  }
+  files.stage(raw, measurements.dump(1) + "\n", "--out");
+  files.commit();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (req.json) {
+    nlohmann::ordered_json j;
+    j["profile"] = req.out;
+    j["measurements"] = raw;
+    j["method"] = calibration_method(result, req.calibrate);
+    j["wall_s"] = wall;
+    j["fit"] = fit_report_json(result.fit);
+    if (stability.checked) {
+      j["stability"] = stability_json(stability.checkpoints, stability.verdict);
+      j["attempts"] = stability.attempts;
+    }
+    ctx.out << j.dump(2) << "\n";
+    return 0;
+  }
+  ctx.out << fmt::format("calibrated on {}: {}\n", world.describe(),
+                         calibration_method(result, req.calibrate))
+          << fit_report_text(result.fit);
+  if (stability.checked) {
+    ctx.out << fmt::format(
+        "stability ({} attempt{}): {}{}\n", stability.attempts, stability.attempts == 1 ? "" : "s",
+        stability.verdict.summary,
+        stability.verdict.stable ? "" : " -- NOT STEADY, written anyway (--force)");
+  }
+  ctx.out << fmt::format("profile written to {} (use it with --hardware {})\n", req.out, req.out)
+          << fmt::format("raw measurements written to {}\n", raw)
+          << fmt::format("calibration took {:.1f} s\n", wall);
+  return 0;
 }
 
 }  // namespace
@@ -123,9 +224,10 @@ int run_calibrate_command(std::span<const std::string> argv, const CommandContex
   const double memory = physical_memory_bytes();
   req.calibrate.memory_bytes = memory / static_cast<double>(world->ranks_per_node());
   CalibrationResult result;
+  Stability stability;
   const auto calibrate = [&] {
     if (!req.cuda) {
-      result = run_calibration(*world, req.calibrate);
+      result = calibrate_until_steady(req, *world, stability, ctx);
       return;
     }
 #ifdef MESHSIM_HAVE_CUDA
@@ -141,32 +243,15 @@ int run_calibrate_command(std::span<const std::string> argv, const CommandContex
 #endif
   };
   if (auto failed = run_collectively(ctx, calibrate)) return *failed;
-  if (!result.root) return 0;
-  OutputFiles files;
-  const nlohmann::json profile = to_json(result.fit.profile);
-  files.stage(req.out, profile.dump(2) + "\n", "--out");
-  const std::string raw = measurements_path(req.out);
-  files.stage(raw, calibration_measurements_json(result, req.calibrate).dump(1) + "\n", "--out");
-  files.commit();
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (req.json) {
-    nlohmann::ordered_json j;
-    j["profile"] = req.out;
-    j["measurements"] = raw;
-    j["method"] = calibration_method(result, req.calibrate);
-    j["wall_s"] = wall;
-    j["fit"] = fit_report_json(result.fit);
-    ctx.out << j.dump(2) << "\n";
-    return 0;
+  const bool refused = stability.checked && !stability.steady && !req.force;
+  if (!result.root) return refused ? kUnstableMachine : 0;
+  if (refused) {
+    if (const auto why = stability_refusal(stability.verdict, stability.attempts, req.force)) {
+      ctx.err << "meshsim: error: " << *why << "\n";
+    }
+    return kUnstableMachine;
   }
-  ctx.out << fmt::format("calibrated on {}: {}\n", world->describe(),
-                         calibration_method(result, req.calibrate))
-          << fit_report_text(result.fit)
-          << fmt::format("profile written to {} (use it with --hardware {})\n", req.out, req.out)
-          << fmt::format("raw measurements written to {}\n", raw)
-          << fmt::format("calibration took {:.1f} s\n", wall);
-  return 0;
+  return write_outputs(req, result, stability, *world, ctx, started);
 }
 
 }  // namespace meshsim

@@ -19,6 +19,7 @@
 #include "sim/program_json.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
+#include "tools/memory_limit.hpp"
 #include "tools/output_file.hpp"
 #include "tools/run_world_cli.hpp"
 #include "tools/simulation.hpp"
@@ -35,6 +36,7 @@
 #include "validate/check/workload_registry.hpp"
 #include "validate/cpu/shape_kernels.hpp"
 #include "validate/mpi/launch_env.hpp"
+#include "validate/run/robust_stats.hpp"
 #include "validate/run/validate_driver.hpp"
 #include "validate/tensors/npy_writer.hpp"
 
@@ -66,6 +68,7 @@ std::vector<OptionSpec> validate_options() {
        "kernels/cuda and cuBLAS, NCCL [cpu]"},
       {"--inject-fault", "attention-mask|lse-merge|gemm-scale",
        "testing: make one kernel compute a wrong result (the numerics must then FAIL)"},
+      max_memory_option(),
   };
 }
 
@@ -139,6 +142,9 @@ struct Request {
   InjectedFault fault = InjectedFault::none;
   std::string backend = "cpu";
   std::chrono::milliseconds timeout{300000};
+  MemoryLimit memory_limit;
+  MemoryEstimate memory;  // per rank, before anything is allocated
+  bool gather_tensors() const { return !dump_dir.empty() || (check && workload); }
 };
 
 Request parse_request(WorkloadCommand w, const Args& args) {
@@ -163,6 +169,7 @@ Request parse_request(WorkloadCommand w, const Args& args) {
   r.fault = *parse_injected_fault(args.get_choice(
       "--inject-fault", "none", {"none", "attention-mask", "lse-merge", "gemm-scale"}));
   r.timeout = parse_timeout(args);
+  r.memory_limit = memory_limit(args, detect_launch_env().local_size);
   return r;
 }
 
@@ -255,19 +262,31 @@ ValidateRunInfo run_info(const Request& req, const ValidateResult& result,
 }
 
 void print_report(const Request& req, const Program& program, const ValidateResult& result,
-                  const ValidateRunInfo& info, const std::optional<PredictedRun>& comparison,
-                  const CommandContext& ctx) {
+                  const ValidateRunInfo& info, const RobustSummary& spread,
+                  const std::optional<PredictedRun>& comparison, const CommandContext& ctx) {
   if (req.json) {
     nlohmann::ordered_json j = measured_report_json(program, result.timeline, info);
+    j["makespan_s_p10"] = spread.p10;
+    j["makespan_s_p90"] = spread.p90;
+    j["repeats"] = spread.repeats;
     if (comparison) {
       const nlohmann::ordered_json c = timing_comparison_json(program, comparison->timings);
       j["hardware"] = req.hardware.name;
       for (const auto& [key, value] : c.items()) j[key] = value;
+      j["measured_makespan_s_p10"] = spread.p10;
+      j["measured_makespan_s_p90"] = spread.p90;
     }
+    j["memory_estimate_bytes"] = req.memory.total();
+    j["memory_limit_bytes"] = req.memory_limit.bytes;
     ctx.out << j.dump(2) << "\n";
     return;
   }
   ctx.out << measured_report_text(program, result.timeline, info);
+  if (spread.repeats > 1) {
+    ctx.out << fmt::format(
+        "step time over {} timed runs: median {:.3f} ms, p10-p90 {:.3f}-{:.3f} ms\n",
+        spread.repeats, spread.estimate * 1e3, spread.p10 * 1e3, spread.p90 * 1e3);
+  }
   if (comparison) {
     ctx.out << fmt::format("simulated with hardware profile {}\n", req.hardware.name)
             << timing_comparison_text(program, comparison->timings, "--json");
@@ -281,15 +300,15 @@ void print_report(const Request& req, const Program& program, const ValidateResu
 
 // Rank 0's outputs: files (staged together), then the report.
 int emit(const Request& req, const Program& program, const CommPlan& plan,
-         const ValidateResult& result, const std::string& backend, const CommandContext& ctx,
-         std::chrono::steady_clock::time_point started) {
+         const ValidateResult& result, const RobustSummary& spread, const std::string& backend,
+         const CommandContext& ctx, std::chrono::steady_clock::time_point started) {
   const std::optional<PredictedRun> comparison =
       compare_with_simulation(req, program, result, ctx, started);
   OutputFiles files;
   stage_files(req, program, plan, result, comparison, ctx, files);
   files.commit();
   const ValidateRunInfo info = run_info(req, result, backend, ctx, started);
-  print_report(req, program, result, info, comparison, ctx);
+  print_report(req, program, result, info, spread, comparison, ctx);
   // A numerics FAIL is the run's verdict, not bad input or a crash: its own exit code.
   return info.numerics && !info.numerics->pass ? kNumericsFailed : 0;
 }
@@ -301,7 +320,7 @@ ValidateOptions validate_run_options(const Request& req, RunWorld& world,
   ValidateOptions options;
   options.seed = req.seed;
   options.stall_timeout = req.timeout;
-  options.gather_tensors = !req.dump_dir.empty() || (req.check && req.workload);
+  options.gather_tensors = req.gather_tensors();
   const InjectedFault fault = req.fault;
   options.make_kernels = [fault](TensorStore& store) -> std::unique_ptr<KernelRunner> {
     return std::make_unique<ShapeKernelRunner>(std::make_unique<CpuKernelRunner>(store, fault));
@@ -314,9 +333,10 @@ ValidateOptions validate_run_options(const Request& req, RunWorld& world,
 }
 
 // With several runs: a warm-up, then the runs; rank 0 keeps the one with the median step time
-// (every rank takes part in every run).
+// (every rank takes part in every run) and the spread of the step times (a makespan: median,
+// validate/run/robust_stats.hpp).
 ValidateResult run_median(const Request& req, const Program& program, const CommPlan& plan,
-                          RunWorld& world, const ValidateOptions& options) {
+                          RunWorld& world, const ValidateOptions& options, RobustSummary& spread) {
   const TensorLayout layout = req.workload ? tensor_layout(*req.workload) : TensorLayout{};
   std::vector<ValidateResult> timed;
   for (int run = 0; run <= req.runs; ++run) {
@@ -327,6 +347,9 @@ ValidateResult run_median(const Request& req, const Program& program, const Comm
   std::sort(timed.begin(), timed.end(), [](const ValidateResult& a, const ValidateResult& b) {
     return a.timeline.makespan < b.timeline.makespan;
   });
+  std::vector<double> makespans;
+  for (const auto& r : timed) makespans.push_back(ns_to_seconds(r.timeline.makespan));
+  spread = summarize(makespans, MeasurementKind::throughput);
   return std::move(timed[timed.size() / 2]);
 }
 
@@ -342,6 +365,10 @@ WorkloadCommand find_workload_command(const std::string& name) {
       fmt::format("validate: unknown workload '{}' (expected {}program or suite)", name, names));
 }
 
+std::string args_command(WorkloadCommand w) {
+  return w ? std::string(w->name) : "program";
+}
+
 // The request, its Program and communication plan; InputError when a multi-rank Program is run
 // without a launcher.
 void prepare(WorkloadCommand w, const Args& args, const LaunchEnv& env, const CommandContext& ctx,
@@ -349,6 +376,10 @@ void prepare(WorkloadCommand w, const Args& args, const LaunchEnv& env, const Co
   req = parse_request(w, args);
   program = req.workload ? build_program(*req.workload) : load_program_file(req.program_path);
   plan = validate_program(program);
+  // Memory before work: refused here, on every rank alike, before MPI starts or allocates.
+  const TensorLayout layout = req.workload ? tensor_layout(*req.workload) : TensorLayout{};
+  req.memory = estimate_peak_memory(program, plan, layout, req.gather_tensors());
+  check_memory(req.memory, req.memory_limit, fmt::format("validate {}", args_command(w)));
   if (!env.under_launcher && program.world_size() > 1) {
     throw InputError(
         fmt::format("this Program has {} ranks ({}): run one process per rank under MPI: {}",
@@ -383,11 +414,16 @@ int run_prepared(const Request& req, const Program& program, const CommPlan& pla
     describe_backend = use_cuda_backend(options, program, plan, *world, req.fault);
   }
 #endif
+  if (world->rank() == 0 && !req.json) {
+    ctx.out << memory_line(req.memory, req.memory_limit);
+    ctx.out.flush();
+  }
   ValidateResult result;
-  const auto run_all = [&] { result = run_median(req, program, plan, *world, options); };
+  RobustSummary spread;
+  const auto run_all = [&] { result = run_median(req, program, plan, *world, options, spread); };
   if (auto failed = run_collectively(ctx, run_all)) return *failed;
   if (!result.root) return 0;
-  return emit(req, program, plan, result, describe_backend(), ctx, started);
+  return emit(req, program, plan, result, spread, describe_backend(), ctx, started);
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 // meshsim validate suite: the fixed validation configurations (tools/validate_suite.hpp) run for
 // real on every rank and simulated with --hardware; predicted vs measured per configuration and
 // the mean absolute percentage error.
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -13,14 +15,17 @@
 #include "sim/error.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
+#include "tools/memory_limit.hpp"
 #include "tools/run_world_cli.hpp"
 #include "tools/simulation.hpp"
 #include "tools/validate_suite.hpp"
+#include "validate/calibrate/stability_probe.hpp"
 #include "validate/cpu/cpu_kernel_runner.hpp"
 #include "validate/cpu/shape_kernels.hpp"
 #include "validate/mpi/launch_env.hpp"
 #include "validate/mpi/mpi_world.hpp"
 #include "validate/run/microbench_stats.hpp"
+#include "validate/run/robust_stats.hpp"
 #include "validate/run/solo_world.hpp"
 #include "validate/run/validate_driver.hpp"
 
@@ -32,10 +37,13 @@ std::vector<OptionSpec> suite_options() {
       {"--hardware", "NAME|FILE",
        "the profile predicting the runs: a calibrated one (meshsim calibrate --out FILE) "
        "[h100-sxm]"},
-      {"--runs", "N", "timed runs per configuration after one warm-up, median (>= 5) [5]"},
+      {"--runs", "N",
+       "timed runs per configuration after one warm-up round, interleaved across the "
+       "configurations; median with p10-p90 (>= 5) [5]"},
       {"--only", "TEXT", "run only the configurations whose name contains TEXT"},
       timeout_option(),
       {"--json", "", "print one JSON object (with top-level \"mape\", a fraction)"},
+      max_memory_option(),
   };
 }
 
@@ -46,14 +54,35 @@ struct SuiteRequest {
   std::string only;  // empty: every configuration
   std::chrono::milliseconds timeout{300000};
   bool json = false;
+  MemoryLimit memory_limit;
+  MemoryEstimate memory;  // the largest of the selected configurations
 };
+
+bool selected(const SuiteConfig& config, const SuiteRequest& req) {
+  return req.only.empty() || config.name.find(req.only) != std::string::npos;
+}
+
+// Memory before work: every selected configuration's estimate against the limit (InputError for
+// the first that does not fit), on every rank alike, before anything is allocated.
+void check_suite_memory(SuiteRequest& req, const LaunchEnv& env) {
+  for (const auto& config : suite_configs(env.size, env.local_size)) {
+    if (!selected(config, req)) continue;
+    const Program program = config.build();
+    const CommPlan plan = validate_program(program);
+    const TensorLayout layout = config.layout ? config.layout() : TensorLayout{};
+    const MemoryEstimate e = estimate_peak_memory(program, plan, layout, false);
+    check_memory(e, req.memory_limit, fmt::format("validate suite '{}'", config.name));
+    if (e.total() > req.memory.total()) req.memory = e;
+  }
+}
 
 void print_suite_help(const Args& args, const CommandContext& ctx) {
   ctx.out << args.help_text(
       "Run the fixed validation configurations (ring attention ring/zigzag/all-gather, TP "
-      "column/row, pipeline 1f1b/interleaved, a small training step) for real on every "
-      "rank, simulate each with --hardware, and print predicted vs measured makespans and "
-      "the mean absolute percentage error.",
+      "column/row, pipeline 1f1b/interleaved, a small training step; then a hold-out set of "
+      "other sizes and variants) for real on every rank, interleaved, simulate each with "
+      "--hardware, and print predicted vs measured makespans with their spread and the mean "
+      "absolute percentage error of each set.",
       "mpirun -np 2 meshsim validate suite --hardware cpu.json");
 }
 
@@ -70,6 +99,8 @@ SuiteRequest parse_suite_request(const Args& args, const LaunchEnv& env,
                                  mpirun_command(2, ctx.command_line)));
   }
   r.json = args.has("--json");
+  r.memory_limit = memory_limit(args, env.local_size);
+  check_suite_memory(r, env);
   return r;
 }
 
@@ -88,30 +119,54 @@ ValidateOptions suite_validate_options(std::chrono::milliseconds timeout, const 
   return options;
 }
 
-// One configuration: a warm-up and `runs` timed runs on every rank; on rank 0 the row (median
-// measured, predicted on `sim_hw`), printed at once unless --json. Other ranks: no row.
-std::optional<SuiteRow> run_suite_config(const SuiteConfig& config, const SuiteRequest& req,
-                                         const HardwareProfile& sim_hw, RunWorld& world,
-                                         const ValidateOptions& options,
-                                         const CommandContext& ctx) {
-  const Program program = config.build();
-  const CommPlan plan = validate_program(program);
-  const TensorLayout layout = config.layout ? config.layout() : TensorLayout{};
-  SuiteRow row{config.name, config.command, 0, 0, {}};
-  for (int run = 0; run <= req.runs; ++run) {
-    const ValidateResult r = run_validation(program, plan, layout, world, options);
-    if (r.root && run > 0) row.measured_runs_s.push_back(ns_to_seconds(r.timeline.makespan));
+// A selected configuration, built once: its Program, plan and layout.
+struct PreparedConfig {
+  const SuiteConfig* config = nullptr;
+  Program program;
+  CommPlan plan;
+  TensorLayout layout;
+};
+
+// The runs, interleaved (robust_stats: one warm-up round, then `runs` timed rounds, each running
+// every configuration once in a rotating order) on every rank, the stability probe's reference
+// kernel at the start and after every round; on rank 0 the rows (median measured with its
+// spread, predicted on `sim_hw`). Other ranks: no rows.
+std::vector<SuiteRow> run_interleaved(const std::vector<SuiteConfig>& configs,
+                                      const SuiteRequest& req, const HardwareProfile& sim_hw,
+                                      RunWorld& world, const ValidateOptions& options,
+                                      StabilityProbe& probe) {
+  std::vector<PreparedConfig> prepared;
+  for (const auto& config : configs) {
+    if (!selected(config, req)) continue;
+    PreparedConfig p{&config, config.build(), {}, {}};
+    p.plan = validate_program(p.program);
+    p.layout = config.layout ? config.layout() : TensorLayout{};
+    prepared.push_back(std::move(p));
   }
-  if (world.rank() != 0) return std::nullopt;
-  row.measured_s = median_seconds(row.measured_runs_s);
-  const SimulationResult sim = run_simulation(program, sim_hw);
-  row.predicted_s = ns_to_seconds(sim.timeline.makespan);
-  if (!req.json) {
-    ctx.out << fmt::format("  {:<34} predicted {:10.3f} ms, measured {:10.3f} ms\n", row.name,
-                           row.predicted_s * 1e3, row.measured_s * 1e3);
-    ctx.out.flush();
+  const int n = static_cast<int>(prepared.size());
+  std::vector<std::vector<double>> samples(prepared.size());
+  probe.checkpoint("start");
+  const std::vector<int> order = interleaved_order(n, 1 + req.runs);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto c = static_cast<std::size_t>(order[i]);
+    const PreparedConfig& p = prepared[c];
+    const ValidateResult r = run_validation(p.program, p.plan, p.layout, world, options);
+    if (r.root) samples[c].push_back(ns_to_seconds(r.timeline.makespan));
+    if ((i + 1) % prepared.size() == 0) {
+      probe.checkpoint(fmt::format("after round {}", (i + 1) / prepared.size() - 1));
+    }
   }
-  return row;
+  std::vector<SuiteRow> rows;
+  if (world.rank() != 0) return rows;
+  for (std::size_t c = 0; c < prepared.size(); ++c) {
+    const PreparedConfig& p = prepared[c];
+    SuiteRow row{p.config->name, p.config->command, 0, 0, drop_warmup(samples[c], 1)};
+    row.set = p.config->set;
+    summarize_runs(row);
+    row.predicted_s = ns_to_seconds(run_simulation(p.program, sim_hw).timeline.makespan);
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 }  // namespace
@@ -139,16 +194,19 @@ int run_validate_suite_command(std::span<const std::string> argv, const CommandC
   HardwareProfile sim_hw = req.hw;
   sim_hw.gpus_per_node = world.ranks_per_node();
   const ValidateOptions options = suite_validate_options(req.timeout, world, ctx);
+  if (world.rank() == 0 && !req.json) {
+    ctx.out << memory_line(req.memory, req.memory_limit);
+    ctx.out.flush();
+  }
+  const std::vector<SuiteConfig> configs = suite_configs(world.size(), world.ranks_per_node());
+  StabilityProbe probe(world);
   const auto run_all = [&] {
-    for (const auto& config : suite_configs(world.size(), world.ranks_per_node())) {
-      if (!req.only.empty() && config.name.find(req.only) == std::string::npos) continue;
-      if (auto row = run_suite_config(config, req, sim_hw, world, options, ctx)) {
-        result.rows.push_back(std::move(*row));
-      }
-    }
+    result.rows = run_interleaved(configs, req, sim_hw, world, options, probe);
   };
   if (auto failed = run_collectively(ctx, run_all)) return *failed;
   if (world.rank() != 0) return 0;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  result.machine = judge_stability(probe.checkpoints(), cores, world.ranks_per_node());
   if (req.json) {
     ctx.out << suite_json(result).dump(2) << "\n";
   } else {

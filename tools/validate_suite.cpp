@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <span>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -11,6 +13,8 @@
 #include "tools/cli_args.hpp"
 #include "tools/workload_flags.hpp"
 #include "validate/check/workload_registry.hpp"
+#include "validate/run/microbench_stats.hpp"
+#include "validate/run/robust_stats.hpp"
 
 namespace meshsim {
 namespace {
@@ -38,31 +42,36 @@ SuiteConfig workload_config(std::string name, std::string workload, std::string 
   return c;
 }
 
-// A small dense transformer (2 layers per rank, hidden 256, 4 heads, SwiGLU 704, vocabulary 2048)
-// on a pipeline over every rank, 4 microbatches of one 256-token sequence, nothing folded.
-SuiteConfig step_config(int ranks, int ranks_per_node) {
+// The small dense transformers of the training-step configurations.
+struct TinyModel {
+  std::int64_t hidden, heads, ffn, seq, gbs;
+};
+
+// A small dense transformer (2 layers per rank, SwiGLU, vocabulary 2048) on a pipeline over every
+// rank, gbs microbatches of one seq-token sequence, nothing folded.
+SuiteConfig step_config(std::string name, TinyModel t, int ranks, int ranks_per_node) {
   TransformerModel m;
   m.name = "suite-tiny";
   m.layers = 2 * ranks;
-  m.hidden = 256;
-  m.heads = 4;
-  m.kv_heads = 4;
-  m.ffn_hidden = 704;
+  m.hidden = t.hidden;
+  m.heads = t.heads;
+  m.kv_heads = t.heads;
+  m.ffn_hidden = t.ffn;
   m.vocab = 2048;
-  m.seq_len = 256;
+  m.seq_len = t.seq;
   StepPlan plan;
   plan.pp = ranks;
   plan.microbatch_size = 1;
-  plan.global_batch = 4;
-  plan.seq = 256;
+  plan.global_batch = t.gbs;
+  plan.seq = t.seq;
   plan.fold_dp = false;
   plan.fold_tp = false;
   SuiteConfig c;
-  c.name = "training step, pipeline 1f1b";
+  c.name = std::move(name);
   c.command = fmt::format(
-      "meshsim step (model: {} layers, hidden 256, 4 heads, ffn 704, vocab 2048; --pp {} --seq "
-      "256 --gbs 4 --mbs 1 --no-fold) run with validate program",
-      m.layers, ranks);
+      "meshsim step (model: {} layers, hidden {}, {} heads, ffn {}, vocab 2048; --pp {} --seq "
+      "{} --gbs {} --mbs 1 --no-fold) run with validate program",
+      m.layers, t.hidden, t.heads, t.ffn, ranks, t.seq, t.gbs);
   c.build = [m, plan, ranks_per_node] {
     check_step_plan(m, plan);
     HardwareProfile hw = *builtin_hardware("h100-sxm");
@@ -72,20 +81,31 @@ SuiteConfig step_config(int ranks, int ranks_per_node) {
   return c;
 }
 
+struct Case {
+  const char* name;
+  const char* workload;
+  const char* ranks_flag;  // set to the world size
+  const char* flags;
+  const char* shape;
+};
+
+void add_cases(std::vector<SuiteConfig>& out, std::span<const Case> cases, SuiteSet set, int ranks,
+               int ranks_per_node) {
+  for (const auto& c : cases) {
+    out.push_back(workload_config(c.name, c.workload,
+                                  fmt::format("{} {} {} {}", c.ranks_flag, ranks, c.flags, c.shape),
+                                  ranks_per_node));
+    out.back().set = set;
+  }
+}
+
 }  // namespace
 
 std::vector<SuiteConfig> suite_configs(int ranks, int ranks_per_node) {
   const char* attn = "--seq 4096 --heads 4 --kv-heads 2 --head-dim 64 --dtype bf16";
   const char* tp = "--tokens 1024 --in 1024 --out 2048 --dtype bf16";
   const char* pipe = "--microbatches 8 --tokens 256 --hidden 512 --dtype bf16";
-  struct Case {
-    const char* name;
-    const char* workload;
-    const char* ranks_flag;  // set to the world size
-    const char* flags;
-    const char* shape;
-  };
-  const Case cases[] = {
+  const Case development[] = {
       {"ring attention, ring", "ring-attention", "--cp", "--variant ring", attn},
       {"ring attention, zigzag", "ring-attention", "--cp", "--variant zigzag", attn},
       {"ring attention, all-gather", "ring-attention", "--cp",
@@ -96,41 +116,140 @@ std::vector<SuiteConfig> suite_configs(int ranks, int ranks_per_node) {
       {"pipeline, 1f1b", "pipeline", "--stages", "--schedule 1f1b", pipe},
       {"pipeline, interleaved", "pipeline", "--stages", "--schedule interleaved", pipe},
   };
+  // Other sizes, dtypes and variants of the same workloads (the ring case is issue 18's held-out
+  // ring attention); the sequences divide by 2 x ranks and the features by ranks for 2 and 4.
+  const Case holdout[] = {
+      {"hold-out: ring attention, zigzag fp32", "ring-attention", "--cp", "--variant zigzag",
+       "--seq 3072 --heads 6 --kv-heads 2 --head-dim 64 --dtype fp32"},
+      {"hold-out: tp linear, column + r-s", "tp-linear", "--tp",
+       "--kind column --mode reducescatter", "--tokens 768 --in 1536 --out 1024 --dtype fp32"},
+      {"hold-out: pipeline, zb-h1", "pipeline", "--stages", "--schedule zb-h1",
+       "--microbatches 6 --tokens 384 --hidden 384 --dtype bf16"},
+  };
   std::vector<SuiteConfig> out;
-  for (const auto& c : cases) {
-    out.push_back(workload_config(c.name, c.workload,
-                                  fmt::format("{} {} {} {}", c.ranks_flag, ranks, c.flags, c.shape),
-                                  ranks_per_node));
-  }
-  out.push_back(step_config(ranks, ranks_per_node));
+  add_cases(out, development, SuiteSet::development, ranks, ranks_per_node);
+  out.push_back(
+      step_config("training step, pipeline 1f1b", {256, 4, 704, 256, 4}, ranks, ranks_per_node));
+  add_cases(out, holdout, SuiteSet::holdout, ranks, ranks_per_node);
+  out.push_back(
+      step_config("hold-out: training step, h384", {384, 6, 1024, 192, 6}, ranks, ranks_per_node));
+  out.back().set = SuiteSet::holdout;
   return out;
 }
 
-double SuiteResult::mape() const {
-  if (rows.empty()) return 0;
-  double sum = 0;
-  for (const auto& r : rows) sum += std::abs(r.error());
-  return sum / static_cast<double>(rows.size());
+std::size_t SuiteResult::count(SuiteSet set) const {
+  std::size_t n = 0;
+  for (const auto& r : rows) n += r.set == set ? 1 : 0;
+  return n;
 }
 
-double SuiteResult::worst_error() const {
+double SuiteResult::mape(SuiteSet set) const {
+  double sum = 0;
+  for (const auto& r : rows) sum += r.set == set ? std::abs(r.error()) : 0.0;
+  const std::size_t n = count(set);
+  return n == 0 ? 0 : sum / static_cast<double>(n);
+}
+
+void summarize_runs(SuiteRow& row) {
+  const RobustSummary s = summarize(row.measured_runs_s, MeasurementKind::throughput);
+  row.measured_s = s.estimate;
+  row.measured_p10_s = s.p10;
+  row.measured_p90_s = s.p90;
+}
+
+std::vector<double> SuiteResult::round_mapes(SuiteSet set) const {
+  const std::size_t n = count(set);
+  std::size_t rounds = n == 0 ? 0 : std::numeric_limits<std::size_t>::max();
+  for (const auto& r : rows) {
+    if (r.set == set) rounds = std::min(rounds, r.measured_runs_s.size());
+  }
+  std::vector<double> out;
+  for (std::size_t k = 0; k < rounds; ++k) {
+    double sum = 0;
+    for (const auto& r : rows) {
+      if (r.set != set) continue;
+      const double m = r.measured_runs_s[k];
+      sum += std::abs((r.predicted_s - m) / m);
+    }
+    out.push_back(sum / static_cast<double>(n));
+  }
+  return out;
+}
+
+double SuiteResult::mape_p10(SuiteSet set) const {
+  std::vector<double> m = round_mapes(set);
+  std::sort(m.begin(), m.end());
+  return nearest_rank_percentile(m, 0.1);
+}
+
+double SuiteResult::mape_p90(SuiteSet set) const {
+  std::vector<double> m = round_mapes(set);
+  std::sort(m.begin(), m.end());
+  return nearest_rank_percentile(m, 0.9);
+}
+
+double SuiteResult::worst_error(SuiteSet set) const {
   double w = 0;
-  for (const auto& r : rows) w = std::max(w, std::abs(r.error()));
+  for (const auto& r : rows) {
+    if (r.set == set) w = std::max(w, std::abs(r.error()));
+  }
   return w;
 }
 
+namespace {
+
+std::string_view set_name(SuiteSet set) {
+  return set == SuiteSet::development ? "development" : "hold-out";
+}
+
+std::string rows_text(const SuiteResult& r, SuiteSet set) {
+  std::string out;
+  for (const auto& row : r.rows) {
+    if (row.set != set) continue;
+    const std::string range =
+        fmt::format("{:+.1f}..{:+.1f}%", 100 * row.error_p10(), 100 * row.error_p90());
+    out += fmt::format("{:<44} {:>12.3f} {:>12.3f} {:>9.3f}-{:<9.3f} {:>+7.1f}% {:>17}\n", row.name,
+                       row.predicted_s * 1e3, row.measured_s * 1e3, row.measured_p10_s * 1e3,
+                       row.measured_p90_s * 1e3, 100 * row.error(), range);
+  }
+  if (r.count(set) > 0) {
+    out += fmt::format(
+        "{} set: mean absolute percentage error {:.1f}% (per round p10-p90 {:.1f}-{:.1f}%, {} "
+        "rounds), worst {:.1f}%\n",
+        set_name(set), 100 * r.mape(set), 100 * r.mape_p10(set), 100 * r.mape_p90(set),
+        r.round_mapes(set).size(), 100 * r.worst_error(set));
+  }
+  return out;
+}
+
+nlohmann::ordered_json set_json(const SuiteResult& r, SuiteSet set) {
+  nlohmann::ordered_json j;
+  j["configurations"] = r.count(set);
+  j["mape"] = r.mape(set);
+  j["mape_p10"] = r.mape_p10(set);
+  j["mape_p90"] = r.mape_p90(set);
+  j["worst_abs_error"] = r.worst_error(set);
+  return j;
+}
+
+}  // namespace
+
 std::string suite_text(const SuiteResult& r) {
   std::string out = fmt::format(
-      "validation suite: {} ranks, hardware profile {}, median of {} timed runs after a warm-up\n",
+      "validation suite: {} ranks, hardware profile {}; measured: median of {} timed runs per "
+      "configuration (p10-p90 beside it), after a warm-up round, the configurations interleaved\n",
       r.ranks, r.hardware, r.runs);
-  out += fmt::format("{:<34} {:>14} {:>14} {:>8}\n", "configuration", "predicted ms", "measured ms",
-                     "error");
-  for (const auto& row : r.rows) {
-    out += fmt::format("{:<34} {:>14.3f} {:>14.3f} {:>+7.1f}%\n", row.name, row.predicted_s * 1e3,
-                       row.measured_s * 1e3, 100 * row.error());
+  out += fmt::format("{:<44} {:>12} {:>12} {:>19} {:>8} {:>17}\n", "configuration", "predicted ms",
+                     "measured ms", "p10-p90 ms", "error", "p10-p90");
+  out += rows_text(r, SuiteSet::development);
+  out += rows_text(r, SuiteSet::holdout);
+  if (r.machine) {
+    out += fmt::format("machine during the runs: {} ({}){}\n",
+                       r.machine->stable ? "steady" : "NOT STEADY", r.machine->summary,
+                       r.machine->stable ? ""
+                                         : "; the figures above measure the load as much as "
+                                           "the model");
   }
-  out += fmt::format("mean absolute percentage error {:.1f}%, worst {:.1f}%\n", 100 * r.mape(),
-                     100 * r.worst_error());
   return out;
 }
 
@@ -142,14 +261,31 @@ nlohmann::ordered_json suite_json(const SuiteResult& r) {
   auto& rows = j["configurations"] = nlohmann::ordered_json::array();
   for (const auto& row : r.rows) {
     rows.push_back({{"name", row.name},
+                    {"set", set_name(row.set)},
                     {"command", row.command},
                     {"predicted_s", row.predicted_s},
                     {"measured_s", row.measured_s},
+                    {"measured_s_p10", row.measured_p10_s},
+                    {"measured_s_p90", row.measured_p90_s},
+                    {"repeats", row.repeats()},
                     {"measured_runs_s", row.measured_runs_s},
-                    {"error", row.error()}});
+                    {"error", row.error()},
+                    {"error_p10", row.error_p10()},
+                    {"error_p90", row.error_p90()}});
   }
+  j["estimator"] = "median";
   j["mape"] = r.mape();
+  j["mape_p10"] = r.mape_p10();
+  j["mape_p90"] = r.mape_p90();
   j["worst_abs_error"] = r.worst_error();
+  j["holdout"] = set_json(r, SuiteSet::holdout);
+  if (r.machine) {
+    j["machine"] = {{"stable", r.machine->stable},
+                    {"drift", r.machine->drift},
+                    {"spread", r.machine->spread},
+                    {"max_load_1min", r.machine->max_load},
+                    {"summary", r.machine->summary}};
+  }
   return j;
 }
 

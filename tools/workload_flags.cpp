@@ -24,6 +24,23 @@ const char* pass_help(FlagUse use) {
                                   : "which passes to simulate [fwd+bwd]";
 }
 
+// `validate` runs on CPU cores by default: its sizes are a laptop's (seconds, well under a GB per
+// rank), the simulating commands' a GPU cluster's. Help text shows the default of its use.
+// The validate defaults (each float64 reference a few seconds of rank 0's CPU).
+constexpr std::int64_t kValidateSeq = 2048, kValidateHeads = 4, kValidateKvHeads = 2,
+                       kValidateHeadDim = 64;
+constexpr std::int64_t kValidateTpTokens = 512, kValidateTpIn = 512, kValidateTpOut = 1024;
+constexpr std::int64_t kValidatePipeTokens = 256, kValidatePipeHidden = 256;
+
+std::int64_t size_default(FlagUse use, std::int64_t simulate, std::int64_t validate) {
+  return use == FlagUse::validate ? validate : simulate;
+}
+
+std::string with_default(std::string help, FlagUse use, std::int64_t simulate,
+                         std::int64_t validate) {
+  return fmt::format("{} [{}]", help, size_default(use, simulate, validate));
+}
+
 OptionSpec max_connections_flag() {
   return {"--max-connections", "N",
           "hardware queues: 1 = single queue (the default), more = several"};
@@ -34,11 +51,13 @@ OptionSpec max_connections_flag() {
 std::vector<OptionSpec> ring_attention_flags(FlagUse use) {
   return {
       {"--cp", "N", "context-parallel ranks [8]"},
-      {"--seq", "S", "sequence length, split over the ranks [131072]"},
+      {"--seq", "S",
+       with_default("sequence length, split over the ranks", use, 131072, kValidateSeq)},
       {"--batch", "B", "microbatch size [1]"},
-      {"--heads", "H", "query heads [32]"},
-      {"--kv-heads", "H", "key/value heads (grouped-query attention) [8]"},
-      {"--head-dim", "D", "head dimension [128]"},
+      {"--heads", "H", with_default("query heads", use, 32, kValidateHeads)},
+      {"--kv-heads", "H",
+       with_default("key/value heads (grouped-query attention)", use, 8, kValidateKvHeads)},
+      {"--head-dim", "D", with_default("head dimension", use, 128, kValidateHeadDim)},
       {"--dtype", dtypes(use), "storage type of q, k, v, out [bf16]"},
       {"--variant", "ring|zigzag", "load balance: none, or zigzag head-tail chunks [zigzag]"},
       {"--rotate", "p2p|allgather|alltoall", "how K/V move between ranks [p2p]"},
@@ -54,11 +73,13 @@ RingAttentionConfig parse_ring_attention_flags(const Args& args, int gpus_per_no
   const RingAttentionConfig d;
   RingAttentionConfig c;
   c.cp = static_cast<int>(args.get_int("--cp", d.cp, 1, 1 << 20));
-  c.seq = args.get_int("--seq", d.seq, 1, kBig);
+  c.seq = args.get_int("--seq", size_default(use, d.seq, kValidateSeq), 1, kBig);
   c.batch = args.get_int("--batch", d.batch, 1, kBig);
-  c.heads = args.get_int("--heads", d.heads, 1, 1 << 20);
-  c.kv_heads = args.get_int("--kv-heads", d.kv_heads, 1, 1 << 20);
-  c.head_dim = args.get_int("--head-dim", d.head_dim, 1, 1 << 20);
+  c.heads = args.get_int("--heads", size_default(use, d.heads, kValidateHeads), 1, 1 << 20);
+  c.kv_heads =
+      args.get_int("--kv-heads", size_default(use, d.kv_heads, kValidateKvHeads), 1, 1 << 20);
+  c.head_dim =
+      args.get_int("--head-dim", size_default(use, d.head_dim, kValidateHeadDim), 1, 1 << 20);
   c.dtype = parse_dtype_flag(args, use);
   c.variant = *parse_ring_variant(args.get_choice("--variant", "zigzag", {"ring", "zigzag"}));
   c.kv_rotation =
@@ -76,9 +97,11 @@ RingAttentionConfig parse_ring_attention_flags(const Args& args, int gpus_per_no
 std::vector<OptionSpec> tp_linear_flags(FlagUse use) {
   return {
       {"--tp", "T", "tensor-parallel ranks [8]"},
-      {"--tokens", "N", "rows of the input: sequence x microbatch [8192]"},
-      {"--in", "D", "input features of the whole layer [8192]"},
-      {"--out", "D", "output features of the whole layer [28672]"},
+      {"--tokens", "N",
+       with_default("rows of the input: sequence x microbatch", use, 8192, kValidateTpTokens)},
+      {"--in", "D", with_default("input features of the whole layer", use, 8192, kValidateTpIn)},
+      {"--out", "D",
+       with_default("output features of the whole layer", use, 28672, kValidateTpOut)},
       {"--kind", "column|row",
        "column: weight split by outputs; row: weight split by inputs [column]"},
       {"--mode", "allreduce|reducescatter",
@@ -98,9 +121,10 @@ TpLinearConfig parse_tp_linear_flags(const Args& args, int gpus_per_node, FlagUs
   const TpLinearConfig d;
   TpLinearConfig c;
   c.tp = static_cast<int>(args.get_int("--tp", d.tp, 1, 1 << 20));
-  c.tokens = args.get_int("--tokens", d.tokens, 1, kBig);
-  c.in_features = args.get_int("--in", d.in_features, 1, kBig);
-  c.out_features = args.get_int("--out", d.out_features, 1, kBig);
+  c.tokens = args.get_int("--tokens", size_default(use, d.tokens, kValidateTpTokens), 1, kBig);
+  c.in_features = args.get_int("--in", size_default(use, d.in_features, kValidateTpIn), 1, kBig);
+  c.out_features =
+      args.get_int("--out", size_default(use, d.out_features, kValidateTpOut), 1, kBig);
   c.kind = *parse_tp_linear_kind(args.get_choice("--kind", "column", {"column", "row"}));
   c.mode =
       *parse_tp_mode(args.get_choice("--mode", "reducescatter", {"allreduce", "reducescatter"}));
@@ -136,8 +160,11 @@ std::vector<OptionSpec> pipeline_flags(FlagUse use) {
            : "simulation only: p2p time (accepted, not used)"},
       {"--activation-bytes", "BYTES",
        "bytes per activation/gradient message [tokens x hidden x e]"},
-      {"--tokens", "N", "tokens per microbatch of the stage workload [4096]"},
-      {"--hidden", "H", "hidden size of the stage workload (one layer per chunk) [4096]"},
+      {"--tokens", "N",
+       with_default("tokens per microbatch of the stage workload", use, 4096, kValidatePipeTokens)},
+      {"--hidden", "H",
+       with_default("hidden size of the stage workload (one layer per chunk)", use, 4096,
+                    kValidatePipeHidden)},
       {"--dtype", dtypes(use), "stage workload data type [bf16]"},
       {"--gpus-per-node", "G", "GPUs per node [the hardware profile's]"},
   };
@@ -161,8 +188,10 @@ PipelineConfig parse_pipeline_flags(const Args& args, int gpus_per_node, FlagUse
   c.time_w = args.get_number("--time-w", -1, kMaxSeconds);
   c.p2p_time = args.get_number("--p2p-time", -1, kMaxSeconds);
   c.activation_bytes = static_cast<std::int64_t>(args.get_number("--activation-bytes", 0, 1e15));
-  c.tokens = args.get_int("--tokens", 4096, 1, std::int64_t{1} << 32);
-  c.hidden = args.get_int("--hidden", 4096, 1, std::int64_t{1} << 20);
+  c.tokens = args.get_int("--tokens", size_default(use, 4096, kValidatePipeTokens), 1,
+                          std::int64_t{1} << 32);
+  c.hidden = args.get_int("--hidden", size_default(use, 4096, kValidatePipeHidden), 1,
+                          std::int64_t{1} << 20);
   c.dtype = parse_dtype_flag(args, use);
   c.gpus_per_node = static_cast<int>(args.get_int("--gpus-per-node", gpus_per_node, 1, 1024));
   return c;

@@ -54,7 +54,8 @@ TEST_CASE("calibration programs: full compute grid, its families in order") {
   CHECK(cp.program.ops.size() == 179 * 12);
   CHECK(cp.program.ops.front().name == "gemm nn fp32 m64 n64 k64 #0");
   CHECK(cp.program.ops.front().rank == 0);
-  CHECK(cp.program.ops.back().name == "optimizer_update fp32 n4194304 #5");
+  // Rounds rotate: round 5's last point is (5 + 178) mod 179 = 4, the fifth GEMM shape.
+  CHECK(cp.program.ops.back().name == "gemm nn fp32 m64 n256 k256 #5");
   CHECK(cp.program.ops.back().rank == 1);
   // The first point of each family.
   CHECK(cp.points[0].name == "gemm nn fp32 m64 n64 k64");
@@ -64,6 +65,34 @@ TEST_CASE("calibration programs: full compute grid, its families in order") {
   CHECK(cp.points[148].name == "lse_merge t64");
   CHECK(cp.points[154].name == "copy fp32 n1024");
   CHECK(cp.points[178].name == "optimizer_update fp32 n4194304");
+}
+
+TEST_CASE("calibration programs: repetitions interleaved in rotating rounds, warm-up first") {
+  CalibrationOptions o;
+  o.world_size = 2;
+  o.ranks_per_node = 2;
+  o.quick = true;
+  o.runs = 5;
+  const auto programs = calibration_programs(o);
+  const auto& compute = programs.at(0);
+  const std::size_t n = compute.points.size();  // 44, each once per round on 2 ranks
+  const auto& ops = compute.program.ops;
+  // Round 0 (the warm-up) runs every point once before any timed repetition.
+  for (std::size_t i = 0; i < 2 * n; ++i) CHECK(ops[i].name.ends_with(" #0"));
+  // Round 1 starts at point 1, round 2 at point 2.
+  CHECK(ops[2 * n].name == compute.points[1].name + " #1");
+  CHECK(ops[4 * n].name == compute.points[2].name + " #2");
+  // A point's repetitions are a round apart, never back to back: rank 0's ops of point 0 lie at
+  // least 2n - 2 ops apart (a round of 2n ops, less the rotation by one point).
+  const auto& p0 = compute.points[0].ops;
+  for (std::size_t k = 2; k < p0.size(); k += 2) CHECK(p0[k] - p0[k - 2] >= 2 * n - 2);
+  // p2p and collectives rotate the same way: round 1 begins with the second size (a round of
+  // p2p is 2 sizes x 4 ops: ping and pong on both ranks).
+  const auto& p2p = programs.at(1);
+  CHECK(p2p.points.size() == 2);
+  CHECK(p2p.program.ops[8].name == p2p.points[1].name + " #1 ping");
+  const auto& coll = programs.at(2);
+  CHECK(coll.program.ops[2 * coll.points.size()].name == coll.points[1].name + " #1");
 }
 
 TEST_CASE("calibration programs: collectives for every group size dividing the world") {

@@ -9,7 +9,8 @@
 
 namespace meshsim {
 
-CalibrationResult run_calibration(RunWorld& world, const CalibrateRequest& request) {
+CalibrationResult run_calibration(RunWorld& world, const CalibrateRequest& request,
+                                  const std::function<void(const std::string& phase)>& checkpoint) {
   CalibrationResult result;
   result.world_size = world.size();
   result.ranks_per_node = world.ranks_per_node();
@@ -21,11 +22,13 @@ CalibrationResult run_calibration(RunWorld& world, const CalibrateRequest& reque
   run_options.make_kernels = [](TensorStore&) -> std::unique_ptr<KernelRunner> {
     return std::make_unique<ShapeKernelRunner>();
   };
+  if (checkpoint) checkpoint("start");
   for (const auto& cp : calibration_programs(options)) {
     const CommPlan plan = validate_program(cp.program);
     const ValidateResult measured =
         run_validation(cp.program, plan, TensorLayout{}, world, run_options);
     if (measured.root) add_measurements(cp, measured.timeline, result.run);
+    if (checkpoint) checkpoint(fmt::format("after {}", to_string(cp.category)));
   }
   if (world.rank() != 0) return result;
   return fit_calibration(std::move(result.run), request, result.world_size, result.ranks_per_node);

@@ -4,6 +4,7 @@
 // communication), collect the measured timelines on rank 0, turn them into samples and fit the
 // profile there.
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -32,7 +33,11 @@ struct CalibrationResult {
   int ranks_per_node = 1;
 };
 
-CalibrationResult run_calibration(RunWorld& world, const CalibrateRequest& request);
+// `checkpoint` (when set) is called on every rank with "start" before the first Program and
+// "after <category>" after each (the stability probe's checkpoints).
+CalibrationResult run_calibration(
+    RunWorld& world, const CalibrateRequest& request,
+    const std::function<void(const std::string& phase)>& checkpoint = {});
 
 // The fit of a finished run (rank 0): the fitted profile, named, with the world's ranks per node
 // as its GPUs per node. Shared by every backend.

@@ -114,12 +114,25 @@ std::vector<double> launch_gaps(const Program& p, const Timeline& tl) {
 
 }  // namespace
 
+MeasurementKind measurement_kind(const BenchPoint& point) {
+  std::int64_t bytes = -1;
+  if (const auto* p = std::get_if<P2PCall>(&point.body); p && !p->sends.empty()) {
+    bytes = p->sends.front().bytes;
+  } else if (const auto* c = std::get_if<CollectiveCall>(&point.body)) {
+    bytes = c->bytes;
+  }
+  const bool comm =
+      point.category == BenchCategory::p2p || point.category == BenchCategory::collective;
+  return comm && bytes >= 0 && bytes <= kLatencyBoundBytes ? MeasurementKind::latency
+                                                           : MeasurementKind::throughput;
+}
+
 void add_measurements(const CalibrationProgram& cp, const Timeline& tl, CalibrationRun& run) {
   const Program& p = cp.program;
   MESHSIM_CHECK(tl.ops.size() == p.ops.size(), "calibration: timeline does not match its Program");
   double alone = 0, under = 0;
   for (const auto& point : cp.points) {
-    PointTimes times{point.name, point.category, {}, 0};
+    PointTimes times{point.name, point.category, {}, 0, measurement_kind(point), 0, 0, 0};
     switch (point.category) {
       case BenchCategory::compute:
         times.seconds = compute_times(p, point, tl);
@@ -135,25 +148,31 @@ void add_measurements(const CalibrationProgram& cp, const Timeline& tl, Calibrat
                                                       : under_comm_times(p, point, tl);
         break;
     }
-    times.median_s = times.seconds.empty() ? 0.0 : median_seconds(times.seconds);
-    if (times.median_s <= 0) {
+    if (!times.seconds.empty()) {
+      const RobustSummary summary = summarize(times.seconds, times.kind);
+      times.median_s = median_seconds(times.seconds);
+      times.estimate_s = summary.estimate;
+      times.p10_s = summary.p10;
+      times.p90_s = summary.p90;
+    }
+    if (times.estimate_s <= 0) {
       run.points.push_back(std::move(times));
       continue;  // nothing usable (no GEMM ran entirely under communication)
     }
     switch (point.category) {
       case BenchCategory::compute:
         run.samples.compute.push_back(
-            {point.name, std::get<KernelCall>(point.body), times.median_s});
+            {point.name, std::get<KernelCall>(point.body), times.estimate_s});
         break;
       case BenchCategory::p2p:
         run.samples.comm.push_back(
-            {point.name, point.body, placement_of(p.mesh, {0, 1}), times.median_s});
+            {point.name, point.body, placement_of(p.mesh, {0, 1}), times.estimate_s});
         break;
       case BenchCategory::collective: {
         std::vector<int> members(static_cast<std::size_t>(point.group_size));
         for (int r = 0; r < point.group_size; ++r) members[static_cast<std::size_t>(r)] = r;
         run.samples.comm.push_back(
-            {point.name, point.body, placement_of(p.mesh, members), times.median_s});
+            {point.name, point.body, placement_of(p.mesh, members), times.estimate_s});
         break;
       }
       case BenchCategory::interference:
@@ -181,6 +200,11 @@ nlohmann::ordered_json measurements_json(const CalibrationRun& run) {
     j.push_back({{"name", t.name},
                  {"category", to_string(t.category)},
                  {"median_s", t.median_s},
+                 {"estimator", estimator_name(t.kind)},
+                 {"estimate_s", t.estimate_s},
+                 {"p10_s", t.p10_s},
+                 {"p90_s", t.p90_s},
+                 {"repeats", t.seconds.size()},
                  {"seconds", t.seconds}});
   }
   return j;

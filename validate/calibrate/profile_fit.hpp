@@ -36,7 +36,7 @@ struct CommSample {
   std::string name;
   OpBody body;  // a P2PCall (one transfer's bytes count) or a CollectiveCall
   GroupPlacement placement;
-  double seconds = 0;  // one transfer one way (p2p) or one collective (median)
+  double seconds = 0;  // one transfer one way (p2p) or one collective (the point estimate)
 };
 
 struct CalibrationSamples {

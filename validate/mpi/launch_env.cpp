@@ -39,6 +39,11 @@ LaunchEnv detect_launch_env() {
   env.under_launcher = has_size || has_rank;
   env.size = size;
   env.rank = rank;
+  int local = size;
+  env_int({"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "MV2_COMM_WORLD_LOCAL_SIZE",
+           "SLURM_NTASKS_PER_NODE"},
+          local);
+  env.local_size = local > 0 ? local : size;
   return env;
 }
 

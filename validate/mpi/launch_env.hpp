@@ -11,6 +11,8 @@ struct LaunchEnv {
   bool under_launcher = false;
   int rank = 0;  // this process's world rank as the launcher announced it (0 if unknown)
   int size = 1;  // processes the launcher started (1 if unknown)
+  // Processes on this node (Open MPI, MPICH, MVAPICH, Slurm announce it; `size` if unknown).
+  int local_size = 1;
 };
 
 LaunchEnv detect_launch_env();

@@ -109,3 +109,52 @@ TEST_CASE("calibration samples: interference counts only GEMMs entirely under co
   // The under-comm repetitions after the warm-up: 450..600 counts; 600..800 does not.
   CHECK(run.samples.interference.value() == doctest::Approx(150.0 / 100.0));
 }
+
+TEST_CASE("calibration samples: latency-bound messages keep the low quantile, others the median") {
+  BenchPoint small{
+      "p2p 1024 B", BenchCategory::p2p, P2PCall{{Transfer{1, 1024, 0, -1}}, {}}, 2, {}};
+  BenchPoint big{
+      "p2p 1048576 B", BenchCategory::p2p, P2PCall{{Transfer{1, 1 << 20, 0, -1}}, {}}, 2, {}};
+  BenchPoint edge{"p2p 8192 B", BenchCategory::p2p, P2PCall{{Transfer{1, 8192, 0, -1}}, {}}, 2, {}};
+  BenchPoint gemm{"gemm", BenchCategory::compute, gemm64(), 1, {}};
+  CHECK(measurement_kind(small) == MeasurementKind::latency);
+  CHECK(measurement_kind(edge) == MeasurementKind::latency);  // up to kLatencyBoundBytes
+  CHECK(measurement_kind(big) == MeasurementKind::throughput);
+  CHECK(measurement_kind(gemm) == MeasurementKind::throughput);
+  const CollectiveCall tiny{CollectiveKind::all_reduce, 0, 256, DType::bf16, 0, -1, -1,
+                            CollectiveAlgo::automatic};
+  CHECK(measurement_kind(BenchPoint{"ar", BenchCategory::collective, tiny, 2, {}}) ==
+        MeasurementKind::latency);
+
+  // A 1 KiB ping-pong whose repetitions were slowed twice by another process: the fit sees the
+  // low quantile. One rank pair, warm-up then 5 round trips of 2, 2, 9, 2.2, 7 us: one way 1, 1,
+  // 4.5, 1.1, 3.5 us; p10 of 5 = the smallest (ceil(0.5) = 1st) = 1 us, the median 1.1 us.
+  ProgramBuilder b(Mesh({{"world", 2}}, 2), false, "t");
+  const StreamId s = b.stream("comm");
+  CalibrationProgram cp{BenchCategory::p2p, {}, {}};
+  std::vector<std::pair<Nanos, Nanos>> spans;
+  const Nanos trips[] = {50000, 2000, 2000, 9000, 2200, 7000};
+  Nanos t0 = 0;
+  for (int rep = 0; rep < 6; ++rep) {
+    small.ops.push_back(b.add(0, s, "ping", {}, P2PCall{{Transfer{1, 1024, 2 * rep, -1}}, {}}));
+    b.add(1, s, "ping", {}, P2PCall{{}, {Transfer{0, 1024, 2 * rep, -1}}});
+    b.add(1, s, "pong", {}, P2PCall{{Transfer{0, 1024, 2 * rep + 1, -1}}, {}});
+    small.ops.push_back(b.add(0, s, "pong", {}, P2PCall{{}, {Transfer{1, 1024, 2 * rep + 1, -1}}}));
+    const Nanos trip = trips[rep];
+    spans.insert(spans.end(),
+                 {{t0, t0 + 10}, {t0, t0 + 10}, {t0 + 10, t0 + trip}, {t0 + 10, t0 + trip}});
+    t0 += trip + 100;
+  }
+  cp.points = {small};
+  cp.program = std::move(b).finish();
+  CalibrationRun run;
+  add_measurements(cp, timeline_of(cp.program, spans), run);
+  REQUIRE(run.points.size() == 1);
+  CHECK(run.points[0].seconds.size() == 5);
+  CHECK(run.points[0].estimate_s == doctest::Approx(1e-6));
+  CHECK(run.points[0].median_s == doctest::Approx(1.1e-6));
+  CHECK(run.points[0].p90_s == doctest::Approx(4.5e-6));  // ceil(4.5) = 5th of 5
+  REQUIRE(run.samples.comm.size() == 1);
+  CHECK(run.samples.comm[0].seconds == doctest::Approx(1e-6));
+  CHECK(measurements_json(run)[0]["estimator"] == "p10 (low quantile)");
+}

@@ -20,6 +20,10 @@ TEST_CASE("a launcher is recognized from Open MPI's or PMI's environment") {
   CHECK(env.under_launcher);
   CHECK(env.size == 4);
   CHECK(env.rank == 3);
+  CHECK(env.local_size == 4);  // no local size announced: every process counts as local
+  ::setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "2", 1);
+  CHECK(detect_launch_env().local_size == 2);
+  ::unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   ::unsetenv("OMPI_COMM_WORLD_SIZE");
   ::unsetenv("OMPI_COMM_WORLD_RANK");
   ::setenv("PMI_SIZE", "2", 1);

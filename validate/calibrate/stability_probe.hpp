@@ -1,0 +1,33 @@
+#pragma once
+// The timing side of the stability check (stability.hpp): the reference kernel — a 512 x 512 x
+// 512 fp32 GEMM on scratch operands (kernels/cpu, one BLAS thread, as the calibration's GEMMs) —
+// run by every rank at once after a barrier, one warm-up then kReferenceRepeats timed repeats;
+// rank 0 gathers every rank's times and reads the load average.
+#include <string>
+#include <vector>
+
+#include "validate/calibrate/stability.hpp"
+#include "validate/run/run_world.hpp"
+
+namespace meshsim {
+
+inline constexpr int kReferenceRepeats = 10;
+
+class StabilityProbe {
+ public:
+  explicit StabilityProbe(RunWorld& world) : world_(world) {}
+  // Collective over the world: one checkpoint named `phase`.
+  void checkpoint(const std::string& phase);
+  // Rank 0: every checkpoint so far (others: empty).
+  const std::vector<StabilityCheckpoint>& checkpoints() const { return checkpoints_; }
+  void clear() { checkpoints_.clear(); }
+
+ private:
+  RunWorld& world_;
+  std::vector<StabilityCheckpoint> checkpoints_;
+};
+
+// The 1-minute load average of this machine (/proc/loadavg); -1 when unreadable.
+double current_load_1min();
+
+}  // namespace meshsim
