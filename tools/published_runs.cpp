@@ -222,6 +222,9 @@ std::optional<SkippedRun> fill_plan(const json& par, const json& cluster, int la
   const auto gpus = count(cluster, "gpus");
   const auto dp = count(par, "dp");
   if (!dp && !gpus) return SkippedRun{"neither dp nor the number of GPUs is given"};
+  if (dp && (*dp < 1 || *dp > (1 << 16))) {
+    throw InputError(fmt::format("field 'parallel.dp': expected 1 to 65536, got {}", *dp));
+  }
   const std::int64_t model_parallel = std::int64_t{p.tp} * p.pp * p.cp;
   if (dp && gpus && *dp * model_parallel != *gpus) {
     return SkippedRun{

@@ -30,6 +30,8 @@ TransformerModel gpt_tiny() {
   return m;
 }
 
+// The optimizer-phase kernels of `prog` (pointers into it: it must outlive the result).
+std::vector<const Op*> optimizer_ops(Program&&) = delete;
 std::vector<const Op*> optimizer_ops(const Program& prog) {
   std::vector<const Op*> out;
   for (const Op& op : prog.ops) {
@@ -46,11 +48,13 @@ TEST_CASE("step builder: fp16 unscales the fp32 gradients before the Adam step, 
   StepPlan p;
   p.global_batch = 2;
   p.dtype = DType::bf16;
-  const auto bf16 = optimizer_ops(build_training_step(gpt_tiny(), p, 8));
+  const Program bf16_step = build_training_step(gpt_tiny(), p, 8);
+  const auto bf16 = optimizer_ops(bf16_step);
   REQUIRE(bf16.size() == 1);
   CHECK(bf16[0]->name == "optimizer step");
   p.dtype = DType::fp16;
-  const auto fp16 = optimizer_ops(build_training_step(gpt_tiny(), p, 8));
+  const Program fp16_step = build_training_step(gpt_tiny(), p, 8);
+  const auto fp16 = optimizer_ops(fp16_step);
   REQUIRE(fp16.size() == 2);
   CHECK(fp16[0]->name == "unscale grads");
   const auto& unscale = std::get<KernelCall>(fp16[0]->body);
