@@ -13,23 +13,14 @@
 #include "sim/hardware_profile.hpp"
 #include "sim/metrics.hpp"
 #include "sim/run.hpp"
+#include "tests/schedules/tiny_models.hpp"
 
 using namespace meshsim;
 
 namespace {
 
-// A small GQA + SwiGLU model: h 64, 4 heads (d 16), 2 KV heads, f 128, V 256, seq 32.
 TransformerModel tiny(int layers) {
-  TransformerModel m;
-  m.name = "tiny";
-  m.layers = layers;
-  m.hidden = 64;
-  m.heads = 4;
-  m.kv_heads = 2;
-  m.ffn_hidden = 128;
-  m.vocab = 256;
-  m.seq_len = 32;
-  return m;
+  return test::tiny_gqa_model(layers);
 }
 
 StepPlan plan_of(int tp, int pp, int cp, int dp, std::int64_t gbs) {
