@@ -10,6 +10,7 @@
 #include "sim/flow_plan.hpp"
 #include "sim/hardware_profile.hpp"
 #include "sim/run.hpp"
+#include "tests/sim/small_models.hpp"
 
 using namespace meshsim;
 
@@ -30,20 +31,7 @@ double units_on(const GangFlow& g, PortId p) {
   return 0;
 }
 
-// A Llama-like model small enough to simulate unfolded many times (test_flow_plan's): h 2048, 16
-// heads, 8 KV heads, f 8192, V 32000, seq 2048, 8 layers.
-TransformerModel small_llama() {
-  TransformerModel m;
-  m.name = "small-llama";
-  m.layers = 8;
-  m.hidden = 2048;
-  m.heads = 16;
-  m.kv_heads = 8;
-  m.ffn_hidden = 8192;
-  m.vocab = 32000;
-  m.seq_len = 2048;
-  return m;
-}
+using test::small_llama;  // tests/sim/small_models.hpp
 
 Nanos flow_step(const StepPlan& plan, const HardwareProfile& hw, double oversubscription,
                 bool fold) {

@@ -13,6 +13,7 @@
 #include "sim/hardware_profile.hpp"
 #include "sim/network_analytical.hpp"
 #include "sim/run.hpp"
+#include "tests/sim/small_models.hpp"
 
 using namespace meshsim;
 
@@ -106,21 +107,7 @@ bool ports_shared(const FlowPlan& fp, const Timeline& t) {
   return false;
 }
 
-// A Llama-like model small enough to simulate unfolded a few hundred times: h 2048, 16 heads
-// (d 128), 8 KV heads, f 8192, V 32000, seq 2048, 8 layers; its collectives are tens of MB, so
-// bandwidth dominates their time.
-TransformerModel small_llama() {
-  TransformerModel m;
-  m.name = "small-llama";
-  m.layers = 8;
-  m.hidden = 2048;
-  m.heads = 16;
-  m.kv_heads = 8;
-  m.ffn_hidden = 8192;
-  m.vocab = 32000;
-  m.seq_len = 2048;
-  return m;
-}
+using test::small_llama;  // tests/sim/small_models.hpp
 
 struct GeneratedStep {
   StepPlan plan;
