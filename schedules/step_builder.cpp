@@ -223,7 +223,7 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
   if (last_stage) {
     c.layer = -1;
     column_backward(c, "head", vocab_shard_, m_.hidden, with_wgrad);
-    norm(c, "final norm bwd", Phase::bwd);
+    norm_backward(c, "final norm bwd");
     if (final_wgrad) b.add(head_params_);
   }
   for (int l = first + count - 1; l >= first; --l) {

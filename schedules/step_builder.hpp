@@ -190,17 +190,33 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   // One of its batched GEMMs, costed as one GEMM of m = b·(a/t)·s rows, n x k per row block.
   void core_gemm(const Ctx& c, Phase phase, const std::string& name, std::int64_t n,
                  std::int64_t k);
-  // One element-wise pass over its b·(a/t)·s·s scores.
-  void score_pass(const Ctx& c, Phase phase, const std::string& name);
+  // One element-wise pass over its b·(a/t)·s·s scores moving `operands` score-sized tensors
+  // (and `mask_bytes` per score for dropout's 1-byte mask).
+  void score_pass(const Ctx& c, Phase phase, const std::string& name, std::int32_t operands,
+                  std::int32_t mask_bytes);
 
   // ---- one transformer layer
   // ---------------------------------------------------------------------
   std::int64_t qkv_n() const { return (m_.hidden + 2 * m_.kv_hidden()) / t_; }
   std::int64_t up_n() const { return (m_.gated_mlp ? 2 : 1) * m_.ffn_hidden / t_; }
+  // The MLP activation over the rank's tokens x f/t outputs. GELU (Megatron-LM's fused bias-GELU):
+  // read x, write y; backward read x and dy, write dx. SwiGLU reads both halves of the up
+  // projection and writes their product; its backward reads both halves and dy and writes the
+  // gradient of both halves.
+  VectorShape activation_shape(bool backward) const {
+    const std::int32_t operands = m_.gated_mlp ? (backward ? 5 : 3) : (backward ? 3 : 2);
+    return VectorShape{tokens_ * (m_.ffn_hidden / t_), operands};
+  }
 
+  // LayerNorm/RMSNorm forward: read x, write y (the per-row statistics are negligible).
   void norm(const Ctx& c, const std::string& name, Phase phase) {
     kernel(name, phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
            VectorShape{local_tokens_ * m_.hidden});
+  }
+  // Its backward: read x and dy, write dx (3 operands; the weight-gradient row sums are small).
+  void norm_backward(const Ctx& c, const std::string& name) {
+    kernel(name, Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+           VectorShape{local_tokens_ * m_.hidden, 3});
   }
 
   // The end of a residual branch, as Megatron-LM's fused bias-dropout-add: the branch output
@@ -211,12 +227,12 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
            VectorShape{local_tokens_ * m_.hidden});
   }
   // Its backward: the dropout mask applied to the incoming gradient when the model has dropout
-  // (read the gradient, write it masked: 2 passes), and the branch's input gradient added to the
-  // residual stream's (3 passes).
+  // (read the gradient and the 1-byte mask, write it masked), and the branch's input gradient added
+  // to the residual stream's (3 passes).
   void residual_backward(const Ctx& c, const std::string& name) {
     if (m_.dropout) {
       kernel(name + " dropout bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
-             VectorShape{local_tokens_ * m_.hidden});
+             VectorShape{local_tokens_ * m_.hidden, 2, 1});
     }
     kernel(name + " grad", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::accumulate,
            VectorShape{local_tokens_ * m_.hidden});

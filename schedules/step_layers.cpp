@@ -114,26 +114,30 @@ void StepBuilder::core_gemm(const Ctx& c, Phase phase, const std::string& name, 
          GemmShape{ring_.batch * ring_.heads * seq_, n, k});
 }
 
-void StepBuilder::score_pass(const Ctx& c, Phase phase, const std::string& name) {
+void StepBuilder::score_pass(const Ctx& c, Phase phase, const std::string& name,
+                             std::int32_t operands, std::int32_t mask_bytes) {
   kernel(name, phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
-         VectorShape{ring_.batch * ring_.heads * seq_ * seq_});
+         VectorShape{ring_.batch * ring_.heads * seq_ * seq_, operands, mask_bytes});
 }
 
+// Softmax: read the scores, write the probabilities. Dropout (PyTorch's native dropout): read the
+// probabilities, write them dropped and the 1-byte keep mask.
 void StepBuilder::materialized_forward(const Ctx& c, Phase phase, const std::string& pre) {
   core_gemm(c, phase, pre + "attn scores", seq_, ring_.head_dim);
-  score_pass(c, phase, pre + "attn softmax");
-  if (m_.dropout) score_pass(c, phase, pre + "attn dropout");
+  score_pass(c, phase, pre + "attn softmax", 2, 0);
+  if (m_.dropout) score_pass(c, phase, pre + "attn dropout", 2, 1);
   core_gemm(c, phase, pre + "attn context", ring_.head_dim, seq_);
 }
 
 // The backward of materialized_forward: dP = dO V^T and dV = P^T dO, dropout's mask on dP,
-// the softmax backward (dS), dQ = dS K and dK = dS^T Q.
+// the softmax backward (dS), dQ = dS K and dK = dS^T Q. Dropout's backward reads dP and the mask
+// and writes the masked dP; softmax's reads P and dP and writes dS (3 operands).
 void StepBuilder::materialized_backward(const Ctx& c) {
   const std::int64_t s = seq_, d = ring_.head_dim;
   core_gemm(c, Phase::bwd, "attn dprobs", s, d);
   core_gemm(c, Phase::bwd, "attn dv", d, s);
-  if (m_.dropout) score_pass(c, Phase::bwd, "attn dropout bwd");
-  score_pass(c, Phase::bwd, "attn softmax bwd");
+  if (m_.dropout) score_pass(c, Phase::bwd, "attn dropout bwd", 2, 1);
+  score_pass(c, Phase::bwd, "attn softmax bwd", 3, 0);
   core_gemm(c, Phase::bwd, "attn dq", d, s);
   core_gemm(c, Phase::bwd, "attn dk", d, s);
 }
@@ -148,7 +152,7 @@ void StepBuilder::layer_forward(const Ctx& c) {
   norm(c, pre + "mlp norm", c.phase);
   column_forward(c, pre + "mlp up", up_n(), m_.hidden);
   kernel(pre + "activation", c.phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
-         VectorShape{tokens_ * up_n()}, m_.gated_mlp ? ElementwiseFn::none : ElementwiseFn::gelu);
+         activation_shape(false), m_.gated_mlp ? ElementwiseFn::none : ElementwiseFn::gelu);
   row_forward(c, pre + "mlp down", m_.hidden, m_.ffn_hidden / t_);
   residual_add(c, pre + "mlp residual", c.phase);
 }
@@ -162,15 +166,15 @@ void StepBuilder::layer_backward(const Ctx& c, bool with_wgrad) {
   residual_backward(c, "mlp residual");
   row_backward(c, "mlp down", m_.hidden, m_.ffn_hidden / t_, with_wgrad);
   kernel("activation bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
-         VectorShape{tokens_ * up_n()});
+         activation_shape(true));
   column_backward(c, "mlp up", up_n(), m_.hidden, with_wgrad);
-  norm(c, "mlp norm bwd", Phase::bwd);
+  norm_backward(c, "mlp norm bwd");
   residual_backward(c, "attn residual");
   row_backward(c, "proj", m_.hidden, m_.hidden / t_, with_wgrad);
   if (p_.recompute == Recompute::selective && recomputes(c)) attention_forward(c, Phase::bwd);
   attention_backward(c);
   column_backward(c, "qkv", qkv_n(), m_.hidden, with_wgrad);
-  norm(c, "attn norm bwd", Phase::bwd);
+  norm_backward(c, "attn norm bwd");
 }
 
 void StepBuilder::layer_wgrad(const Ctx& c) {

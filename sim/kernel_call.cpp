@@ -183,8 +183,8 @@ double kernel_bytes(const KernelCall& call) {
       // Adam, then the master copied into the model's weight): read the fp32 gradient; read and
       // write the fp32 master and both moments; write the weight in its dtype.
       return n * (4.0 + 3.0 * 2.0 * 4.0 + e);
-    default:
-      return 2.0 * n * e;  // read x, write y
+    default:  // the operands moved (2: read x, write y) and any dropout mask bytes
+      return n * (static_cast<double>(v.operands) * e + static_cast<double>(v.mask_bytes));
   }
 }
 

@@ -52,10 +52,17 @@ struct AttentionShape {
   bool operator==(const AttentionShape&) const = default;
 };
 
+// An element-wise (memory-bound) call over `elements` elements. `operands`: full-size tensors of
+// the call's dtype it moves per element, reads plus writes (2: read x, write y; a backward that
+// reads x and dy and writes dx moves 3); `mask_bytes`: further bytes per element of a 1-byte
+// dropout mask written (forward) or read (backward).
 struct VectorShape {
   std::int64_t elements = 0;
+  std::int32_t operands = 2;
+  std::int32_t mask_bytes = 0;
   bool operator==(const VectorShape&) const = default;
 };
+inline constexpr std::int32_t kMaxVectorOperands = 64;
 
 using KernelShape = std::variant<GemmShape, AttentionShape, VectorShape>;
 

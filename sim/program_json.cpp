@@ -37,7 +37,10 @@ ojson kernel_to_json(const KernelCall& k) {
                       {"mask", to_string(a->mask)}, {"q", ranges_to_json(a->q)},
                       {"k", ranges_to_json(a->k)}};
   } else {
-    j["elements"] = std::get<VectorShape>(k.shape).elements;
+    const auto& v = std::get<VectorShape>(k.shape);
+    j["elements"] = v.elements;
+    if (v.operands != VectorShape{}.operands) j["operands"] = v.operands;
+    if (v.mask_bytes != 0) j["mask_bytes"] = v.mask_bytes;
   }
   j["inputs"] = k.inputs;
   j["outputs"] = k.outputs;
@@ -151,8 +154,12 @@ KernelCall kernel_from_json(const JsonField& f) {
       break;
     }
     default:
-      f.expect_keys({"kind", "dtype", "elements", "inputs", "outputs", "fn"});
-      k.shape = VectorShape{f["elements"].as_int(0, kMaxBytes)};
+      f.expect_keys(
+          {"kind", "dtype", "elements", "operands", "mask_bytes", "inputs", "outputs", "fn"});
+      VectorShape v{f["elements"].as_int(0, kMaxBytes)};
+      if (f.has("operands")) v.operands = to_int(f["operands"], 1, kMaxVectorOperands);
+      if (f.has("mask_bytes")) v.mask_bytes = to_int(f["mask_bytes"], 0, 8);
+      k.shape = v;
   }
   k.inputs = int_list(f["inputs"], -1, kMaxInt);
   k.outputs = int_list(f["outputs"], -1, kMaxInt);

@@ -448,15 +448,42 @@ TEST_CASE("training step: the materialized attention core, op by op") {
   CHECK(core[2].first == "attn context");
   CHECK(std::get<GemmShape>(core[2].second.shape) == GemmShape{128, 16, 32});  // P V
   CHECK(core[5].first == "attn softmax bwd");
+  // Softmax backward reads P and dP and writes dS: 3 operands; its forward 2 (read, write).
+  CHECK(std::get<VectorShape>(core[5].second.shape) == VectorShape{4 * 32 * 32, 3, 0});
+  CHECK(std::get<VectorShape>(core[1].second.shape).operands == 2);
   CHECK(core[7].first == "attn dk");
   // With dropout, one more score pass each way.
   TransformerModel dropped = tiny(1);
   dropped.dropout = true;
   int passes = 0;
   for (const Op& op : build_training_step(dropped, p, 8).ops) {
-    passes += op.name == "attn dropout" || op.name == "attn dropout bwd";
+    if (op.name != "attn dropout" && op.name != "attn dropout bwd") continue;
+    ++passes;
+    // Read one score tensor, write one, and the 1-byte keep mask (written, then read back).
+    CHECK(std::get<VectorShape>(std::get<KernelCall>(op.body).shape) ==
+          VectorShape{4 * 32 * 32, 2, 1});
   }
   CHECK(passes == 2);
+}
+
+TEST_CASE("training step: norm and MLP activation passes move their operands") {
+  // tiny(1): h 64, f 128 (SwiGLU), s 32, b 1; tp 1 pp 1: 32 tokens on the rank.
+  const TransformerModel m = tiny(1);
+  const Program prog = build_training_step(m, plan_of(1, 1, 1, 1, 1), 8);
+  auto shape_of = [&](const std::string& name) {
+    for (const Op& op : prog.ops) {
+      if (op.name == name) return std::get<VectorShape>(std::get<KernelCall>(op.body).shape);
+    }
+    FAIL("no op " << name);
+    return VectorShape{};
+  };
+  const std::int64_t tokens = m.seq_len;
+  CHECK(shape_of("attn norm") == VectorShape{tokens * m.hidden, 2, 0});      // read x, write y
+  CHECK(shape_of("attn norm bwd") == VectorShape{tokens * m.hidden, 3, 0});  // x, dy -> dx
+  // SwiGLU over f outputs: read gate and up, write their product; backward reads gate, up and dy
+  // and writes both halves' gradients.
+  CHECK(shape_of("activation") == VectorShape{tokens * m.ffn_hidden, 3, 0});
+  CHECK(shape_of("activation bwd") == VectorShape{tokens * m.ffn_hidden, 5, 0});
 }
 
 TEST_CASE("training step: a materialized core costs its score passes (slower than flash)") {

@@ -66,6 +66,12 @@ TEST_CASE("FLOPs: attention 4d forward, 10d backward per pair, head and sample; 
   KernelCall copy{KernelKind::copy, DType::fp32, VectorShape{1000}, {}, {}};
   CHECK(kernel_flops(copy) == 0.0);
   CHECK(kernel_bytes(copy) == doctest::Approx(8000.0));  // read + write 1000 fp32
+  // A backward element-wise pass reads x and dy and writes dx: 3 bf16 operands per element.
+  const KernelCall grad{KernelKind::elementwise, DType::bf16, VectorShape{1000, 3}, {}, {}};
+  CHECK(kernel_bytes(grad) == doctest::Approx(1000.0 * 3 * 2));
+  // Dropout: read x, write y (bf16) and a 1-byte keep mask.
+  const KernelCall dropout{KernelKind::elementwise, DType::bf16, VectorShape{1000, 2, 1}, {}, {}};
+  CHECK(kernel_bytes(dropout) == doctest::Approx(1000.0 * (2 * 2 + 1)));
 }
 
 TEST_CASE("names round-trip") {

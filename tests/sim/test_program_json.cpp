@@ -68,6 +68,23 @@ TEST_CASE("elementwise functions and slot token positions survive the round trip
             .find("bias_add, bias_grad, relu or gelu") != std::string::npos);
 }
 
+TEST_CASE("element-wise operand counts and mask bytes survive the round trip") {
+  TpLinearConfig c;
+  c.tp = 2;
+  c.bias = true;  // bias_add and bias_grad: element-wise calls
+  Program p = build_tp_linear(c);
+  for (Op& op : p.ops) {
+    auto* call = std::get_if<KernelCall>(&op.body);
+    if (call == nullptr || call->kind != KernelKind::elementwise) continue;
+    call->shape = VectorShape{std::get<VectorShape>(call->shape).elements, 3, 1};
+  }
+  const std::string text = program_to_text(p);
+  CHECK(text.find(R"("operands":3,"mask_bytes":1)") != std::string::npos);
+  CHECK(program_from_json(parse_json_text(text, "mem"), "mem") == p);
+  CHECK(load_error(std::string(text).replace(text.find(R"("operands":3)"), 12, R"("operands":0)"))
+            .find("operands") != std::string::npos);
+}
+
 TEST_CASE("the schema version is checked") {
   std::string text = program_to_text(sample_program(KvRotation::p2p));
   text.replace(text.find("\"schema_version\":1"), 18, "\"schema_version\":9");
