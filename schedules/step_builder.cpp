@@ -24,6 +24,7 @@ Program StepBuilder::build() && {
       for (int c = 0; c < n_cp_; ++c) {
         for (int t = 0; t < tp_built; ++t) {
           begin_rank(mesh, mesh.rank_of({t, c, d, pr}), pr, c);
+          zero_grad_buffer();
           if (p_.overlap_param_gather && dp_size_ > 1) launch_param_gathers();
           emitter.emit(pr, *this);
           finish_rank();
@@ -95,6 +96,13 @@ void StepBuilder::finish_rank() {
     last_compute_ = builder_.add(rank_, compute_, "unscale grads",
                                  OpLabels{Phase::optimizer, -1, -1, -1, -1}, unscale, take_waits());
   }
+  // Gradient clipping's global norm (Megatron-LM's get_grad_norm_fp32: a multi-tensor L2 norm over
+  // the rank's fp32 main gradients, one read of 4 bytes per parameter; the scaling by the clip
+  // coefficient runs only when the norm exceeds the threshold, and is not modelled).
+  const KernelCall norm{KernelKind::elementwise, DType::fp32, VectorShape{shard, 1}, {}, {},
+                        ElementwiseFn::none};
+  last_compute_ = builder_.add(rank_, compute_, "grad norm",
+                               OpLabels{Phase::optimizer, -1, -1, -1, -1}, norm, take_waits());
   kernel("optimizer step", Phase::optimizer, -1, -1, -1, KernelKind::optimizer_update,
          VectorShape{shard});
   if (dist && !p_.overlap_param_gather) {
@@ -104,6 +112,17 @@ void StepBuilder::finish_rank() {
                     CollectiveKind::all_gather, bucket_bytes_[b] / 4 * e_);
     }
   }
+}
+
+// The step begins by zeroing the rank's fp32 main-gradient buffer (Megatron-LM's
+// zero_grad_buffer: a memset, one write of 4 bytes per parameter of the rank's chunks).
+void StepBuilder::zero_grad_buffer() {
+  std::int64_t params = 0;
+  for (int c = 0; c < v_; ++c) params += chunk_params(gs(pr_, c));
+  const KernelCall zero{KernelKind::elementwise, DType::fp32, VectorShape{params, 1}, {}, {},
+                        ElementwiseFn::none};
+  last_compute_ = builder_.add(rank_, compute_, "zero grad buffer",
+                               OpLabels{Phase::optimizer, -1, -1, -1, -1}, zero, take_waits());
 }
 
 std::int64_t StepBuilder::chunk_params(int stage) const {

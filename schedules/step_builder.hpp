@@ -84,6 +84,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   void begin_rank(const Mesh& mesh, int rank, int pr, int cp_index);
 
   void finish_rank();
+  void zero_grad_buffer();
 
   int gs(int pr, int chunk) const { return global_stage(shape_, pr, chunk); }
   int first_layer(int stage) const { return layer_begin_[static_cast<std::size_t>(stage)]; }

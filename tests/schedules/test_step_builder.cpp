@@ -49,16 +49,20 @@ TEST_CASE("step builder: fp16 unscales the fp32 gradients before the Adam step, 
   p.global_batch = 2;
   p.dtype = DType::bf16;
   const Program bf16_step = build_training_step(gpt_tiny(), p, 8);
+  // The step's bookkeeping: the grad-buffer memset first, the grad norm before the Adam step.
   const auto bf16 = optimizer_ops(bf16_step);
-  REQUIRE(bf16.size() == 1);
-  CHECK(bf16[0]->name == "optimizer step");
+  REQUIRE(bf16.size() == 3);
+  CHECK(bf16[0]->name == "zero grad buffer");
+  CHECK(bf16[1]->name == "grad norm");
+  CHECK(bf16[2]->name == "optimizer step");
   p.dtype = DType::fp16;
   const Program fp16_step = build_training_step(gpt_tiny(), p, 8);
   const auto fp16 = optimizer_ops(fp16_step);
-  REQUIRE(fp16.size() == 2);
-  CHECK(fp16[0]->name == "unscale grads");
-  const auto& unscale = std::get<KernelCall>(fp16[0]->body);
-  const auto& adam = std::get<KernelCall>(fp16[1]->body);
+  REQUIRE(fp16.size() == 4);
+  CHECK(fp16[1]->name == "unscale grads");
+  CHECK(fp16[2]->name == "grad norm");
+  const auto& unscale = std::get<KernelCall>(fp16[1]->body);
+  const auto& adam = std::get<KernelCall>(fp16[3]->body);
   CHECK(unscale.kind == KernelKind::elementwise);
   CHECK(unscale.dtype == DType::fp32);  // the main gradients are fp32
   // Both run over the same parameters: every parameter of the rank (tp = pp = dp = 1).

@@ -95,11 +95,12 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
     CHECK(b.by_kind["reduce_scatter"] == 2);
     CHECK(b.comm == 6);
     // Whole rank: + embedding, final norm, head gemm, loss (fwd); head dgrad + wgrad with its
-    // all-gather and reduce-scatter, final norm bwd, embedding grad (bwd); optimizer:
-    // 10 + 4 + 14 + 6 + 4 + 1 (head AG fwd) + 2 + 2 + 1 + 1 + 1 = 46 ops, no p2p (pp 1), no DP.
+    // all-gather and reduce-scatter, final norm bwd, embedding grad (bwd); grad-buffer memset,
+    // grad norm and optimizer:
+    // 10 + 4 + 14 + 6 + 4 + 1 (head AG fwd) + 2 + 2 + 1 + 1 + 3 = 48 ops, no p2p (pp 1), no DP.
     int total = 0;
     for (const Op& op : prog.ops) total += op.rank == 0 ? 1 : 0;
-    CHECK(total == 46);
+    CHECK(total == 48);
     // GEMM shapes: qkv n = (h + 2 h_kv) / t = (64 + 2 x 32) / 2 = 64, up n = 2f / t = 128.
     int qkv = 0, up = 0;
     for (const Op& op : prog.ops) {
@@ -110,7 +111,7 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
     }
     CHECK(qkv == 64);
     CHECK(up == 128);
-    // Folded TP builds rank 0 only; unfolded, rank 1 runs the same 46 ops.
+    // Folded TP builds rank 0 only; unfolded, rank 1 runs the same 48 ops.
     CHECK(
         std::none_of(prog.ops.begin(), prog.ops.end(), [](const Op& op) { return op.rank == 1; }));
     StepPlan unfolded = p;
@@ -119,7 +120,7 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
     for (int r : {0, 1}) {
       CAPTURE(r);
       CHECK(std::count_if(all.ops.begin(), all.ops.end(),
-                          [r](const Op& op) { return op.rank == r; }) == 46);
+                          [r](const Op& op) { return op.rank == r; }) == 48);
     }
   }
   {
@@ -168,9 +169,10 @@ TEST_CASE("training step: the CP ring inside a layer (zigzag, cp 2, p2p)") {
 TEST_CASE("training step: step time with unit compute and free communication, tp 2, pp 2") {
   // Two layers over pp 2 (one per stage), one microbatch, 1F1B: every kernel 1 us, every
   // transfer and collective 0. The step is the chain
-  //   F(stage 0) + F(stage 1) + B(stage 1) + B(stage 0) + optimizer(stage 0)
-  //   = (1 embedding + 10) + (10 + final norm + head + loss) + (head dgrad + wgrad + final norm
-  //     bwd + 14) + (14 + embedding grad) + 1 = 11 + 13 + 17 + 15 + 1 = 57 kernels -> 57 us.
+  //   memset(stage 0) + F(stage 0) + F(stage 1) + B(stage 1) + B(stage 0) + grad norm and
+  //   optimizer(stage 0) = 1 + (1 embedding + 10) + (10 + final norm + head + loss) + (head dgrad
+  //   + wgrad + final norm bwd + 14) + (14 + embedding grad) + 2 = 1 + 11 + 13 + 17 + 15 + 2
+  //   = 59 kernels -> 59 us (stage 1's memset runs while stage 0 works).
   const TransformerModel m = tiny(2);
   const StepPlan p = plan_of(2, 2, 1, 1, 1);
   const Program prog = build_training_step(m, p, load_hardware("h100-sxm").gpus_per_node);
@@ -181,7 +183,7 @@ TEST_CASE("training step: step time with unit compute and free communication, tp
   for (auto& c : d.collectives) c = 0;
   d.comm_interference = 1.0;
   const Timeline tl = simulate(prog, plan, d);
-  CHECK(tl.makespan == 57000);
+  CHECK(tl.makespan == 59000);
 }
 
 TEST_CASE("training step: plan rejections name the rule") {
@@ -495,4 +497,38 @@ TEST_CASE("training step: a materialized core costs its score passes (slower tha
   p.cp = 2;
   CHECK_THROWS_WITH_AS(check_step_plan(tiny(2), p),
                        doctest::Contains("`attention` materialized needs `cp` 1"), InputError);
+}
+
+TEST_CASE("training step: the step zeroes the grad buffer and takes the grad norm over its shard") {
+  auto vector_of = [](const Program& prog, const std::string& name, int rank) {
+    for (const Op& op : prog.ops) {
+      if (op.rank == rank && op.name == name) return std::get<KernelCall>(op.body);
+    }
+    FAIL("no op " << name);
+    return KernelCall{};
+  };
+  StepPlan p = plan_of(1, 1, 1, 2, 4);
+  p.distributed_optimizer = true;
+  const Program prog = build_training_step(tiny(2), p, 8);
+  // The optimizer updates ceil(params / dp) parameters; the memset covers all of the rank's
+  // fp32 main gradients (4 bytes each, written once), the norm reads the shard's once.
+  const auto adam = std::get<VectorShape>(vector_of(prog, "optimizer step", 0).shape);
+  const KernelCall zero = vector_of(prog, "zero grad buffer", 0);
+  const KernelCall norm = vector_of(prog, "grad norm", 0);
+  CHECK(zero.dtype == DType::fp32);
+  CHECK(norm.dtype == DType::fp32);
+  const auto params = std::get<VectorShape>(zero.shape).elements;
+  CHECK(adam.elements == (params + 1) / 2);
+  CHECK(std::get<VectorShape>(norm.shape) == VectorShape{adam.elements, 1, 0});
+  CHECK(kernel_bytes(zero) == doctest::Approx(4.0 * static_cast<double>(params)));
+  // The memset is the rank's first op; the norm runs just before the optimizer step.
+  int first = -1, norm_id = -1, adam_id = -1;
+  for (const Op& op : prog.ops) {
+    if (op.rank != 0) continue;
+    if (first < 0) first = op.id;
+    if (op.name == "grad norm") norm_id = op.id;
+    if (op.name == "optimizer step") adam_id = op.id;
+  }
+  CHECK(prog.ops[static_cast<std::size_t>(first)].name == "zero grad buffer");
+  CHECK(norm_id + 1 == adam_id);
 }
