@@ -44,9 +44,8 @@ PipelineShape plan_shape(const MemoryPlan& plan) {
   return shape;
 }
 
-// Parameters of one layer on one tensor-parallel rank: every weight matrix and the biases of
-// column-parallel linears (QKV, MLP gate/up) split over t; the row-parallel biases (projection,
-// MLP down) and the norms replicated.
+}  // namespace
+
 std::int64_t layer_parameters_tp(const TransformerModel& m, std::int64_t t) {
   const std::int64_t h = m.hidden, kv = m.kv_hidden(), f = m.ffn_hidden;
   const std::int64_t matrices = 2 * h * h + 2 * h * kv + (m.gated_mlp ? 3 : 2) * h * f;
@@ -54,8 +53,6 @@ std::int64_t layer_parameters_tp(const TransformerModel& m, std::int64_t t) {
   const std::int64_t row_bias = m.linear_bias ? 2 * h : 0;
   return (matrices + column_bias) / t + row_bias + count_parameters(m).norms;
 }
-
-}  // namespace
 
 std::string_view to_string(Recompute r) {
   return enum_name(kRecomputeNames, r);

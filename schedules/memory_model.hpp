@@ -147,6 +147,11 @@ struct MemoryPlan {
 // the layer split (split_layers).
 void check_memory_plan(const TransformerModel& model, const MemoryPlan& plan);
 
+// Parameters of one layer on one tensor-parallel rank: every weight matrix and the biases of
+// column-parallel linears (QKV, MLP gate/up) split over t; the row-parallel biases (projection,
+// MLP down) and the norms replicated.
+std::int64_t layer_parameters_tp(const TransformerModel& m, std::int64_t t);
+
 // Per-layer and per-stage activation terms of one microbatch on one rank (bytes; see the top).
 struct ActivationTerms {
   double layer_none = 0;       // one layer, no recompute

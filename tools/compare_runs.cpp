@@ -111,6 +111,30 @@ double first_stage_activations(const RunPlan& p, bool sp, Recompute recompute) {
   return estimate_memory(p.model, memory_plan(plan), p.hardware).stages.front().activations;
 }
 
+// Weights, gradients and optimizer state of the first pipeline stage's transformer layers
+// (bytes): Fig. 1 of Korthikanti et al. counts the layers' parameters per GPU (12·h²·L/(t·p) at
+// 18 bytes each reproduces its bars), not the word embedding the first stage also holds.
+double first_stage_layer_state(const RunPlan& p) {
+  const StageMemory s = estimate_memory(p.model, memory_plan(p.plan), p.hardware).stages.front();
+  int layers = 0;
+  for (int l : s.chunk_layers) layers += l;
+  const double layer_share = static_cast<double>(layers) *
+                             static_cast<double>(layer_parameters_tp(p.model, p.plan.tp)) /
+                             static_cast<double>(s.parameters);
+  return (s.weights + s.gradients + s.optimizer) * layer_share;
+}
+
+// One transformer layer's stored activations (bytes, one microbatch) for the run's plan with sp
+// and recompute set: Fig. 7 of Korthikanti et al. compares the per-layer activation memory of
+// their Table 2 (embedding, head and loss activations and the pipeline's in-flight count are
+// outside it).
+double layer_activations(const RunPlan& p, bool sp, Recompute recompute) {
+  StepPlan plan = p.plan;
+  plan.sequence_parallel = sp;
+  plan.recompute = recompute;
+  return activation_terms(p.model, memory_plan(plan)).layer_stored;
+}
+
 std::vector<ComparedRow> memory_rows(const PublishedRuns& runs, const std::string& table) {
   std::vector<ComparedRow> out;
   if (!table.empty() && table != "memory_rows") return out;
@@ -140,11 +164,7 @@ std::vector<ComparedRow> memory_rows(const PublishedRuns& runs, const std::strin
     };
     if (m.params_plus_optimizer_gib) {
       add("-params", "params_plus_optimizer", "GiB", *m.params_plus_optimizer_gib,
-          [](const RunPlan& p) {
-            const StageMemory s =
-                estimate_memory(p.model, memory_plan(p.plan), p.hardware).stages.front();
-            return (s.weights + s.gradients + s.optimizer) / kGiB;
-          });
+          [](const RunPlan& p) { return first_stage_layer_state(p) / kGiB; });
     }
     if (m.activations_gib) {
       add("-activations", "activations", "GiB", *m.activations_gib,
@@ -153,8 +173,8 @@ std::vector<ComparedRow> memory_rows(const PublishedRuns& runs, const std::strin
     if (m.activation_pct_of_tp_baseline) {
       add("-pct", "activation_memory_pct_of_tp_baseline", "percent",
           *m.activation_pct_of_tp_baseline, [&](const RunPlan& p) {
-            return 100 * first_stage_activations(p, m.sp, *recompute) /
-                   first_stage_activations(p, false, Recompute::none);
+            return 100 * layer_activations(p, m.sp, *recompute) /
+                   layer_activations(p, false, Recompute::none);
           });
     }
   }
