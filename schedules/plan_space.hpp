@@ -2,20 +2,23 @@
 // The space `meshsim sweep` searches: every combination of the given lists of tp, pp,
 // cp, vp, microbatch size, pipeline schedule and CP variant on a fixed number of GPUs, with
 // dp = gpus / (tp x pp x cp), kept when it is a valid plan and counted by the rule it breaks
-// otherwise. Rules, in the order they are checked:
-//   1. tp x pp x cp divides the GPU count (dp is what is left);
-//   2. tp <= GPUs per node (tensor parallelism stays on NVLink);
-//   3. vp > 1 only with the interleaved schedule; pp = 1 runs no pipeline schedule (one plan,
-//      listed as 1f1b with vp 1); cp = 1 has no CP variant (one plan, listed as zigzag);
+// otherwise, with the reason in its numbers. Rules, in the order they are checked (ids in []):
+//   1. [mesh-divides-gpus] tp x pp x cp divides the GPU count (dp is what is left);
+//   2. [tp-within-node] tp <= GPUs per node (tensor parallelism stays on NVLink);
+//   3. [vp-needs-interleaved] vp > 1 only with the interleaved schedule; [pp1-one-plan] pp = 1
+//      runs no pipeline schedule (one plan, listed as 1f1b with vp 1); [cp1-one-variant] cp = 1
+//      has no CP variant (one plan, listed as zigzag);
 //   4. check_step_plan(): heads, kv heads and FFN width divisible by tp, seq by cp (2 cp for
 //      zigzag) and seq / cp by tp under sequence parallelism, global batch by dp x mbs, layers
 //      over pp x vp stages, the schedule's shape rules (Megatron's interleaving rules, m >= 2p
-//      for DualPipeV, ...).
+//      for DualPipeV, ...); the id is rule_id() of its message.
 // Plans come out in a fixed order (the lists' nesting: tp, pp, cp, vp, mbs, schedule, variant),
 // so a sweep's rows are the same whatever runs them.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "schedules/model_catalog.hpp"
@@ -33,11 +36,40 @@ struct PlanLists {
   StepPlan base;  // everything else (gbs, seq, recompute, optimizer, rotation, dtype)
 };
 
+// One combination of the lists.
+struct Combination {
+  int tp = 1, pp = 1, cp = 1, vp = 1;
+  std::int64_t mbs = 1;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  RingVariant cp_variant = RingVariant::zigzag;
+};
+
+// Why a combination is not a plan: the rule's id and the reason with its numbers (messages of
+// check_step_plan name fields in backquotes, sim/error.hpp).
+struct Rejection {
+  Combination combination;
+  std::string rule;
+  std::string reason;
+};
+
+// The plan of one combination, or the rule it breaks.
+struct CombinationOutcome {
+  std::optional<StepPlan> plan;
+  Rejection rejection;  // when there is no plan
+};
+CombinationOutcome check_combination(const TransformerModel& model, const PlanLists& lists,
+                                     const Combination& c);
+
+// A rule's id from its message: the backquoted field names joined by '-', each once ("`gbs` ...
+// `dp` x `mbs`" -> "gbs-dp-mbs"), else the first four words ("the step would have ..." ->
+// "the-step-would-have").
+std::string rule_id(std::string_view message);
+
 struct PlanSpace {
   std::vector<StepPlan> plans;
   std::int64_t combinations = 0;
-  // Rejected combinations per rule (the first line of the rule's error message, numbers removed).
-  std::map<std::string, std::int64_t> rejected;
+  std::map<std::string, std::int64_t> rejected;  // rejected combinations per rule id
+  std::vector<Rejection> rejections;             // each, in enumeration order
 };
 
 PlanSpace enumerate_plans(const TransformerModel& model, const PlanLists& lists);

@@ -18,9 +18,11 @@
 #include "sim/step_metrics.hpp"
 #include "sim/time.hpp"
 #include "tools/commands.hpp"
+#include "tools/model_flag.hpp"
 #include "tools/output_file.hpp"
 #include "tools/run_report.hpp"
 #include "tools/simulate_outputs.hpp"
+#include "tools/step_request.hpp"
 #include "tools/sweep.hpp"
 
 namespace meshsim {
@@ -81,13 +83,6 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   return j;
 }
 
-struct StepRequest {
-  TransformerModel model;
-  StepPlan plan;
-  std::string
-      note;  // why the plan differs from the flags (a flow-level run that cannot fold unfolds)
-};
-
 // Everything meshsim step prints.
 struct StepReport {
   const TransformerModel& model;
@@ -102,7 +97,8 @@ struct StepReport {
 std::vector<OptionSpec> step_options() {
   std::vector<OptionSpec> specs = {
       {"--model", "NAME|FILE",
-       fmt::format("transformer model: a built-in ({}) or a JSON file [llama3-8b]",
+       fmt::format("transformer model: a built-in ({}), a JSON file, or a Hugging Face "
+                   "config.json or its folder [llama3-8b]",
                    fmt::join(builtin_model_names(), ", "))},
       {"--gpus", "N", "GPUs in the mesh [8]"},
       {"--nodes", "N", "nodes instead of --gpus (GPUs = nodes x the profile's GPUs per node)"},
@@ -209,8 +205,8 @@ void fit_partial_checkpoints(const TransformerModel& model, StepPlan& p,
 
 // The plan the flags describe (flags checked, defaults filled); a flow-level run unfolds where
 // its ports do not fold.
-StepRequest parse_step_request(const Args& args, const OutputRequest& out) {
-  StepRequest req{load_model(args.get("--model", "llama3-8b")), {}, {}};
+StepRequest parse_step_request(const Args& args, const OutputRequest& out, std::ostream& err) {
+  StepRequest req{load_model_flag(args.get("--model", "llama3-8b"), err), {}, {}};
   const TransformerModel& model = req.model;
   StepPlan& p = req.plan;
   std::string& note = req.note;
@@ -408,6 +404,14 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
 
 }  // namespace
 
+std::vector<OptionSpec> step_flag_options() {
+  return step_options();
+}
+
+StepRequest read_step_request(const Args& args, const OutputRequest& out, std::ostream& err) {
+  return parse_step_request(args, out, err);
+}
+
 int run_step_command(std::span<const std::string> argv, const CommandContext& ctx) {
   const Args args("step", step_options(), argv);
   if (args.help_requested()) {
@@ -421,7 +425,7 @@ int run_step_command(std::span<const std::string> argv, const CommandContext& ct
   }
   const auto started = std::chrono::steady_clock::now();
   OutputRequest out = read_output_request(args, ctx);
-  const StepRequest req = parse_step_request(args, out);
+  const StepRequest req = parse_step_request(args, out, ctx.err);
   const MemoryEstimate mem = estimate_memory(req.model, memory_plan(req.plan), out.hardware);
   TracedSimulation result = run_traced_simulation(
       build_training_step(req.model, req.plan, out.hardware.gpus_per_node), out.hardware,

@@ -5,7 +5,6 @@
 
 #include <charconv>
 #include <chrono>
-#include <map>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -22,9 +21,11 @@
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
 #include "tools/field_flags.hpp"
+#include "tools/model_flag.hpp"
 #include "tools/output_file.hpp"
 #include "tools/simulation.hpp"
 #include "tools/sweep.hpp"
+#include "tools/sweep_explain.hpp"
 #include "validate/mpi/launch_env.hpp"
 #include "validate/mpi/mpi_world.hpp"
 
@@ -93,12 +94,6 @@ std::vector<Enum> enum_list(const Args& args, std::string_view flag, std::string
   return out;
 }
 
-std::string plan_label(const StepPlan& p) {
-  return fmt::format("tp{} pp{} cp{} dp{} vp{} mbs{} {}{}", p.tp, p.pp, p.cp, p.dp, p.vp,
-                     p.microbatch_size, to_string(p.schedule),
-                     p.cp > 1 ? fmt::format(" {}", to_string(p.cp_variant)) : "");
-}
-
 // The rows a rank computed, as JSON text: plan index and results (plans are known everywhere).
 std::vector<std::byte> encode_rows(const std::vector<SweepRow>& rows, int offset, int stride) {
   nlohmann::json a = nlohmann::json::array();
@@ -142,7 +137,8 @@ void decode_rows(const std::vector<std::byte>& bytes, const std::vector<StepPlan
 std::vector<OptionSpec> sweep_options() {
   return {
       {"--model", "NAME|FILE",
-       "llama3-8b, llama3-70b, llama3-405b, gpt3-175b or a JSON file [llama3-70b]"},
+       "llama3-8b, llama3-70b, llama3-405b, gpt3-175b, a JSON file, or a Hugging Face "
+       "config.json or its folder [llama3-70b]"},
       {"--gpus", "N", "GPUs in the cluster [1024]"},
       {"--nodes", "N", "nodes instead of --gpus (x the profile's GPUs per node)"},
       {"--hardware", "NAME|FILE", "hardware profile [h100-sxm]"},
@@ -171,7 +167,14 @@ std::vector<OptionSpec> sweep_options() {
        "write every row (byte-identical for any --jobs and under mpirun)"},
       {"--top", "K", "plans shown [10]"},
       {"--trace-best", "FILE", "write the Chrome trace of the fastest plan"},
-      {"--json", "", "print the rows as one JSON object instead of the table"},
+      {"--json", "",
+       "print the rows as one JSON object instead of the table, with every rejected combination "
+       "(\"rejected\": its rule id and reason)"},
+      {"--csv", "", "print the rows as CSV instead of the table"},
+      {"--why", "PLAN",
+       "explain one combination instead of sweeping, written as the table labels plans "
+       "('tp4 pp2 cp1 vp1 mbs1 1f1b'; a field left out is its list's single value): the rule it "
+       "breaks with its numbers, or its memory and simulated step"},
   };
 }
 
@@ -240,15 +243,7 @@ std::optional<std::vector<SweepRow>> evaluate_space(const TransformerModel& mode
                                                     const PlanSpace& space,
                                                     const HardwareProfile& hw, int jobs,
                                                     const LaunchEnv& env, std::ostream& err) {
-  const bool tty = env.rank == 0 && isatty(STDERR_FILENO) == 1;
-  auto progress = [&](std::size_t done, std::size_t total) {
-    if (!tty) return;
-    const std::size_t width = 40, filled = total == 0 ? width : done * width / total;
-    err << fmt::format("\r[{}{}] {}/{} plans", std::string(filled, '#'),
-                       std::string(width - filled, ' '), done, total);
-    if (done == total) err << "\n";
-    err.flush();
-  };
+  const auto progress = progress_bar(err, env.rank == 0 && isatty(STDERR_FILENO) == 1);
   std::vector<SweepRow> rows;
   if (env.under_launcher && env.size > 1) {
     MpiWorld world;
@@ -298,11 +293,7 @@ void print_sweep(std::ostream& out, const std::vector<SweepRow>& rows,
                      lists.base.global_batch);
   out << fmt::format("{} combinations, {} valid plans, {} OOM, {} simulated\n", space.combinations,
                      space.plans.size(), oom, best.size());
-  std::map<std::string, std::int64_t> rejected;  // in the sweep's flag words
-  for (const auto& [rule, count] : space.rejected) rejected[in_flag_words("sweep", rule)] += count;
-  for (const auto& [rule, count] : rejected) {
-    out << fmt::format("  rejected {:>5}: {}\n", count, rule);
-  }
+  print_rejections(out, space);
   out << fmt::format("{:>4}  {:<40} {:>10} {:>7} {:>8}  {}\n", "rank", "plan", "step_s", "mfu",
                      "mem_GB", "critical path (why)");
   for (std::size_t i = 0; i < best.size() && i < o.top; ++i) {
@@ -342,10 +333,20 @@ int run_sweep_command(std::span<const std::string> argv, const CommandContext& c
     hw = select_attention_kernel(std::move(hw), args.get("--attention-kernel", ""),
                                  "--attention-kernel");
   }
-  const TransformerModel model = load_model(args.get("--model", kSweepDefaultModel));
+  std::ostringstream quiet;  // the ranks other than 0 under mpirun
+  const TransformerModel model =
+      load_model_flag(args.get("--model", kSweepDefaultModel), env.rank == 0 ? ctx.err : quiet);
   const PlanLists lists = sweep_plan_lists(args, hw);
   const SweepOutputs o = sweep_outputs(args);
 
+  if (args.has("--json") && args.has("--csv")) {
+    throw InputError("--json and --csv are alternatives: give one of them");
+  }
+  if (args.has("--why")) {
+    const Combination c = parse_combination(args.get("--why", ""), lists);
+    if (env.rank == 0) ctx.out << explain_combination(model, lists, hw, c);
+    return 0;
+  }
   const PlanSpace space = enumerate_plans(model, lists);
   const std::optional<std::vector<SweepRow>> rows =
       evaluate_space(model, space, hw, o.jobs, env, ctx.err);
@@ -353,7 +354,13 @@ int run_sweep_command(std::span<const std::string> argv, const CommandContext& c
   const std::vector<SweepRow> best = ranked(*rows);
   write_sweep_files(*rows, best, model, hw, o, ctx, started);
   if (args.has("--json")) {
-    ctx.out << sweep_json(*rows, model.name, hw.name).dump(2) << "\n";
+    nlohmann::ordered_json j = sweep_json(*rows, model.name, hw.name);
+    j["rejected"] = rejections_json(space);
+    ctx.out << j.dump(2) << "\n";
+    return 0;
+  }
+  if (args.has("--csv")) {
+    ctx.out << sweep_csv(*rows);
     return 0;
   }
   print_sweep(ctx.out, *rows, best, space, lists, model, hw, o, started);

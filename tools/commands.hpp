@@ -16,6 +16,7 @@ struct CommandContext {
 int run_ring_attention_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_pipeline_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_step_command(std::span<const std::string> args, const CommandContext& ctx);
+int run_explain_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_tp_linear_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_hardware_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_compare_command(std::span<const std::string> args, const CommandContext& ctx);

@@ -13,7 +13,7 @@ struct Override {
 };
 
 // meshsim step and sweep build the pipeline from --pp, --vp and --gbs / (--dp x --mbs).
-constexpr std::array<Override, 7> kOverrides{{
+constexpr std::array<Override, 8> kOverrides{{
     {"step", "stages", "--pp"},
     {"step", "group_size", "--microbatch-group-size"},
     {"step", "chunks", "--vp"},
@@ -21,6 +21,7 @@ constexpr std::array<Override, 7> kOverrides{{
     {"sweep", "stages", "--pp"},
     {"sweep", "chunks", "--vp"},
     {"sweep", "microbatches", "the microbatch count (--gbs / (dp x --mbs))"},
+    {"sweep", "dp", "dp"},  // what is left of the GPUs: the sweep has no --dp
 }};
 
 }  // namespace

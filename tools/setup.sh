@@ -6,6 +6,9 @@
 #   tools/setup.sh            install what is missing
 #   tools/setup.sh --tests    also what only the tests use (headless Chromium)
 #   tools/setup.sh --check    only report what is missing (exit 1 if anything is)
+# It also puts the Python module's build folders (build/dev/python, then build/release/python of
+# this checkout) on Debian's python3 path, with a meshsim.pth file in its dist-packages: once a
+# preset is built, /usr/bin/python3 -c "import meshsim" works.
 set -euo pipefail
 
 readonly PACKAGES=(
@@ -19,10 +22,13 @@ readonly PACKAGES=(
   doctest-dev libbenchmark-dev clang-format
   # validate/ (CPU + MPI executor)
   openmpi-bin libopenmpi-dev
+  # python/ (the meshsim Python module, built for Debian's /usr/bin/python3) and its pytest tests
+  pybind11-dev python3-dev python3-pytest
   ca-certificates
 )
-# Only for the test suite (--tests): meshsim report's HTML page rendered headless.
-readonly TEST_PACKAGES=(chromium)
+# Only for the test suite (--tests): meshsim report's HTML page rendered headless; pandas for the
+# Python module's to_pandas().
+readonly TEST_PACKAGES=(chromium python3-pandas)
 
 check_only=0
 wanted=("${PACKAGES[@]}")
@@ -44,6 +50,31 @@ installed() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
 }
 
+# The .pth file naming this checkout's module folders (site.py adds the ones that exist).
+readonly PTH=/usr/lib/python3/dist-packages/meshsim.pth
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+pth_text=$(printf '%s\n' "$repo/build/dev/python" "$repo/build/release/python")
+link_python_module() {
+  [[ -d ${PTH%/*} ]] || return 0 # no Debian python3 (yet): nothing to link
+  [[ -f $PTH && $(cat "$PTH") == "$pth_text" ]] && return 0
+  if ((check_only)); then
+    echo "setup: $PTH does not name this checkout's Python module"
+    return 1
+  fi
+  if ! printf '%s\n' "$pth_text" | "${as_root[@]}" tee "$PTH" >/dev/null; then
+    echo "setup: cannot write $PTH (run as root)" >&2
+    return 1
+  fi
+  echo "setup: $PTH names $repo/build/{dev,release}/python"
+}
+if [[ $(id -u) -eq 0 ]]; then
+  as_root=(env DEBIAN_FRONTEND=noninteractive)
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo env DEBIAN_FRONTEND=noninteractive)
+else
+  as_root=()
+fi
+
 missing=()
 for p in "${wanted[@]}"; do
   installed "$p" || missing+=("$p")
@@ -51,6 +82,7 @@ done
 
 if ((${#missing[@]} == 0)); then
   echo "setup: all ${#wanted[@]} packages already installed"
+  link_python_module
   exit 0
 fi
 if ((check_only)); then
@@ -58,11 +90,7 @@ if ((check_only)); then
   exit 1
 fi
 
-if [[ $(id -u) -eq 0 ]]; then
-  as_root=(env DEBIAN_FRONTEND=noninteractive)
-elif command -v sudo >/dev/null 2>&1; then
-  as_root=(sudo env DEBIAN_FRONTEND=noninteractive)
-else
+if ((${#as_root[@]} == 0)); then
   echo "setup: not root and sudo is not available; install as root: ${missing[*]}" >&2
   exit 1
 fi
@@ -88,4 +116,5 @@ if ((${#still[@]} > 0)); then
   echo "setup: still missing after apt-get install: ${still[*]}" >&2
   exit 1
 fi
+link_python_module
 echo "setup: done"

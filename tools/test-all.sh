@@ -18,7 +18,7 @@ if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
 fi
 
 jobs=$(nproc 2>/dev/null || echo 2)
-readonly FORMAT_DIRS=(sim schedules traces tools tests kernels validate)
+readonly FORMAT_DIRS=(sim schedules traces tools tests kernels validate python)
 
 summary=()
 failed=0

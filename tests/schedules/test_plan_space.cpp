@@ -33,7 +33,8 @@ TEST_CASE("plan space: every combination is counted once, as a plan or under one
   CHECK(static_cast<std::int64_t>(s.plans.size()) + rejected == s.combinations);
   // tp 16 exceeds the 8 GPUs of a node; it divides 16 GPUs only with pp 1 and cp 1 (rule 1 comes
   // first): 1 (pp) x 1 (cp) x 2 (vp) x 1 (mbs) x 2 (schedules) x 1 (variant) = 4 combinations.
-  CHECK(s.rejected.at("tp must not exceed the GPUs per node") == 4);
+  CHECK(s.rejected.at("tp-within-node") == 4);
+  CHECK(s.rejections.size() == static_cast<std::size_t>(rejected));
   for (const StepPlan& p : s.plans) {
     CHECK(p.tp * p.pp * p.cp * p.dp == 16);
     CHECK(p.tp <= 8);
@@ -62,5 +63,67 @@ TEST_CASE("plan space: a GPU count the mesh cannot divide leaves only the rule")
   const PlanSpace s = enumerate_plans(m, l);
   CHECK(s.plans.empty());
   // 8 does not divide 12: every one of the 1 x 1 x 1 x 2 x 1 x 2 x 1 = 4 combinations.
-  CHECK(s.rejected.at("tp x pp x cp must divide the GPU count") == 4);
+  CHECK(s.rejected.at("mesh-divides-gpus") == 4);
+  REQUIRE(s.rejections.size() == 4);
+  CHECK(s.rejections[0].reason == "tp x pp x cp = 8 x 1 x 1 = 8 does not divide the 12 GPUs");
+}
+
+TEST_CASE("plan space: every rejection says its rule and its numbers") {
+  const TransformerModel m = *builtin_model("llama3-8b");  // 32 layers, 32 heads, 8 kv heads
+  PlanLists l = lists_for(16);
+  l.tp = {2};
+  l.pp = {2};
+  l.cp = {1};
+  l.vp = {1};
+  l.mbs = {3};  // gbs 64 over dp 4 x mbs 3 = 12: not whole microbatches
+  l.schedules = {PipelineSchedule::one_f_one_b};
+  const PlanSpace s = enumerate_plans(m, l);
+  REQUIRE(s.rejections.size() == 1);
+  const Rejection& r = s.rejections[0];
+  CHECK(r.rule == "gbs-dp-mbs");
+  CHECK(r.reason.find("`gbs` 64 must be divisible by `dp` x `mbs` = 12") == 0);
+  CHECK(s.rejected.at("gbs-dp-mbs") == 1);
+  // The same combination checked alone gives the same rejection; a valid one its plan (dp 16 /
+  // (2 x 2) = 4).
+  CHECK(check_combination(m, l, r.combination).rejection.reason == r.reason);
+  Combination ok = r.combination;
+  ok.mbs = 1;
+  const CombinationOutcome o = check_combination(m, l, ok);
+  REQUIRE(o.plan.has_value());
+  CHECK(o.plan->dp == 4);
+  // Rules 3: the pipeline-less plan is listed once, as the first schedule.
+  l.pp = {1};
+  l.schedules = {PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved};
+  l.mbs = {1};
+  const PlanSpace single = enumerate_plans(m, l);
+  REQUIRE(single.rejections.size() == 1);
+  CHECK(single.rejections[0].rule == "pp1-one-plan");
+  CHECK(single.rejections[0].reason ==
+        "pp 1 runs no pipeline schedule: interleaved vp 1 is the plan listed as 1f1b vp 1");
+}
+
+TEST_CASE("plan space: the V schedules are plans (two chunks per rank, vp 1 in the plan)") {
+  const TransformerModel m = *builtin_model("llama3-8b");
+  PlanLists l = lists_for(16);
+  l.tp = {8};
+  l.pp = {2};
+  l.cp = {1};
+  l.vp = {1};
+  l.schedules = {PipelineSchedule::zb_v, PipelineSchedule::dualpipev};
+  // dp 1, gbs 64: 64 microbatches >= 2 pp for DualPipeV; 32 layers over 2 ranks x 2 chunks.
+  const PlanSpace s = enumerate_plans(m, l);
+  CHECK(s.rejections.empty());
+  REQUIRE(s.plans.size() == 2);
+  CHECK(s.plans[0].schedule == PipelineSchedule::zb_v);
+  CHECK(s.plans[0].vp == 1);
+}
+
+TEST_CASE("plan space: rule ids from a message's fields, else its first words") {
+  CHECK(rule_id("`seq` 100 must be divisible by 2 x `cp` = 4 with `cp_variant` zigzag") ==
+        "seq-cp-cp-variant");
+  CHECK(
+      rule_id("`chunks` must be at least 2 for `schedule` interleaved (that is `schedule` 1f1b)") ==
+      "chunks-schedule");
+  CHECK(rule_id("the step would have about 900 million ops") == "the-step-would-have");
+  CHECK(rule_id("") == "");
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every `$ meshsim ...` line of the README's console blocks, in order, in one temporary
-# folder (so later examples can read files earlier ones wrote). Fails on the first non-zero exit.
+# folder (so later examples can read files earlier ones wrote), where data/ is the repository's
+# data folder (examples read data/hf/). Fails on the first non-zero exit.
 #   readme_examples.sh <path-to-meshsim> <path-to-README.md>
 set -euo pipefail
 meshsim=$(realpath "$1")
@@ -8,6 +9,7 @@ readme=$(realpath "$2")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
+ln -s "$(dirname "$readme")/data" data
 count=0
 while IFS= read -r line; do
   cmd=${line#'$ meshsim '}

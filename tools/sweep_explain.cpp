@@ -1,0 +1,182 @@
+#include "tools/sweep_explain.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "sim/error.hpp"
+#include "tools/field_flags.hpp"
+#include "tools/sweep.hpp"
+
+namespace meshsim {
+namespace {
+
+std::string cp_suffix(int cp, RingVariant v) {
+  return cp > 1 ? fmt::format(" {}", to_string(v)) : "";
+}
+
+// The only value of a list, or InputError asking --why to name the field.
+template <class T>
+T only_value(const std::vector<T>& list, std::string_view field, std::string_view flag) {
+  if (list.size() != 1) {
+    throw InputError(fmt::format("--why: name {} (the sweep's {} list has {} values)", field, flag,
+                                 list.size()));
+  }
+  return list.front();
+}
+
+// "tp4" -> 4 for prefix "tp"; nullopt when `word` is not prefix + a positive integer.
+std::optional<std::int64_t> number_after(std::string_view word, std::string_view prefix) {
+  if (!word.starts_with(prefix) || word.size() == prefix.size()) return std::nullopt;
+  std::int64_t v = 0;
+  const char* first = word.data() + prefix.size();
+  const auto [end, ec] = std::from_chars(first, word.data() + word.size(), v);
+  if (ec != std::errc() || end != word.data() + word.size() || v < 1 || v > (1 << 20)) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::string minutes(double seconds) {
+  const auto s = static_cast<long long>(seconds + 0.5);
+  return fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
+}  // namespace
+
+std::string plan_label(const StepPlan& p) {
+  return fmt::format("tp{} pp{} cp{} dp{} vp{} mbs{} {}{}", p.tp, p.pp, p.cp, p.dp, p.vp,
+                     p.microbatch_size, to_string(p.schedule), cp_suffix(p.cp, p.cp_variant));
+}
+
+std::string combination_label(const Combination& c) {
+  return fmt::format("tp{} pp{} cp{} vp{} mbs{} {}{}", c.tp, c.pp, c.cp, c.vp, c.mbs,
+                     to_string(c.schedule), cp_suffix(c.cp, c.cp_variant));
+}
+
+void print_rejections(std::ostream& out, const PlanSpace& space) {
+  for (const auto& [rule, count] : space.rejected) {
+    const Rejection* first = nullptr;
+    for (const auto& r : space.rejections) {
+      if (r.rule == rule) {
+        first = &r;
+        break;
+      }
+    }
+    if (first == nullptr) continue;
+    out << fmt::format("  rejected {:>5} [{}] e.g. {}: {}\n", count, rule,
+                       combination_label(first->combination),
+                       in_flag_words("sweep", first->reason));
+  }
+}
+
+nlohmann::ordered_json rejections_json(const PlanSpace& space) {
+  nlohmann::ordered_json counts = nlohmann::ordered_json::object();
+  for (const auto& [rule, count] : space.rejected) counts[rule] = count;
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const auto& r : space.rejections) {
+    const Combination& c = r.combination;
+    all.push_back({{"tp", c.tp},
+                   {"pp", c.pp},
+                   {"cp", c.cp},
+                   {"vp", c.vp},
+                   {"mbs", c.mbs},
+                   {"schedule", to_string(c.schedule)},
+                   {"cp_variant", to_string(c.cp_variant)},
+                   {"rule", r.rule},
+                   {"reason", in_flag_words("sweep", r.reason)}});
+  }
+  return {{"counts", counts}, {"combinations", all}};
+}
+
+Combination parse_combination(std::string_view text, const PlanLists& lists) {
+  std::optional<std::int64_t> tp, pp, cp, vp, mbs;
+  std::optional<PipelineSchedule> schedule;
+  std::optional<RingVariant> variant;
+  std::string words(text);
+  for (char& ch : words) ch = ch == ',' ? ' ' : ch;
+  std::size_t at = 0;
+  while ((at = words.find_first_not_of(' ', at)) != std::string::npos) {
+    const std::size_t end = std::min(words.find(' ', at), words.size());
+    const std::string_view w = std::string_view(words).substr(at, end - at);
+    at = end;
+    bool known = false;
+    for (auto [prefix, field] : {std::pair{"tp", &tp}, std::pair{"pp", &pp}, std::pair{"cp", &cp},
+                                 std::pair{"vp", &vp}, std::pair{"mbs", &mbs}}) {
+      if (const auto v = number_after(w, prefix)) {
+        *field = *v;
+        known = true;
+      }
+    }
+    if (number_after(w, "dp")) known = true;  // dp is what is left
+    if (const auto s = parse_pipeline_schedule(w)) {
+      schedule = *s;
+      known = true;
+    }
+    if (const auto v = parse_ring_variant(w)) {
+      variant = *v;
+      known = true;
+    }
+    if (!known) {
+      throw InputError(fmt::format(
+          "--why: expected a plan as the sweep labels it ('tp4 pp2 cp1 vp1 mbs1 1f1b'), got "
+          "'{}' in '{}'",
+          w, text));
+    }
+  }
+  Combination c;
+  c.tp = static_cast<int>(tp ? *tp : only_value(lists.tp, "tp", "--tp"));
+  c.pp = static_cast<int>(pp ? *pp : only_value(lists.pp, "pp", "--pp"));
+  c.cp = static_cast<int>(cp ? *cp : only_value(lists.cp, "cp", "--cp"));
+  c.vp = static_cast<int>(vp ? *vp : only_value(lists.vp, "vp", "--vp"));
+  c.mbs = mbs ? *mbs : only_value(lists.mbs, "mbs", "--mbs");
+  c.schedule = schedule ? *schedule : only_value(lists.schedules, "the schedule", "--schedule");
+  c.cp_variant = variant ? *variant : lists.cp_variants.front();
+  return c;
+}
+
+std::string explain_combination(const TransformerModel& model, const PlanLists& lists,
+                                const HardwareProfile& hw, const Combination& c) {
+  const CombinationOutcome o = check_combination(model, lists, c);
+  const std::string label = combination_label(c);
+  if (!o.plan) {
+    return fmt::format("{}: rejected by rule [{}]: {}\n", label, o.rejection.rule,
+                       in_flag_words("sweep", o.rejection.reason));
+  }
+  const SweepRow row = evaluate_plan(model, *o.plan, hw);
+  std::string s = fmt::format("{}: valid, plan {} ({} microbatches)\n", label, plan_label(*o.plan),
+                              microbatches(*o.plan));
+  s += fmt::format("  memory: peak {:.2f} GB on pipeline rank {} of {:.2f} GB: {}\n", row.mem_gb,
+                   row.peak_rank, hw.memory_bytes / 1e9,
+                   row.oom ? "OOM, so the sweep does not time it" : "fits");
+  if (row.timed) {
+    s += fmt::format("  step time {:.6f} s, MFU {:.1f} %, critical path {}\n", row.step_time_s,
+                     100 * row.mfu, row.critical_path);
+  } else if (!row.oom) {
+    s += fmt::format("  {}\n", row.critical_path);  // "not simulated: ..."
+  }
+  return s;
+}
+
+std::function<void(std::size_t, std::size_t)> progress_bar(std::ostream& err, bool enabled) {
+  const auto started = std::chrono::steady_clock::now();
+  return [&err, enabled, started](std::size_t done, std::size_t total) {
+    if (!enabled) return;
+    const std::size_t width = 40, filled = total == 0 ? width : done * width / total;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const std::string eta =
+        done == 0 ? "ETA -:--"
+                  : fmt::format("ETA {}", minutes(elapsed * static_cast<double>(total - done) /
+                                                  static_cast<double>(done)));
+    err << fmt::format("\r[{}{}] {}/{} plans, {} elapsed, {}  ", std::string(filled, '#'),
+                       std::string(width - filled, ' '), done, total, minutes(elapsed), eta);
+    if (done == total) err << "\n";
+    err.flush();
+  };
+}
+
+}  // namespace meshsim

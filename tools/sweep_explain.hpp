@@ -1,0 +1,42 @@
+#pragma once
+// A sweep that explains itself: each rejected combination's rule id and reason with its numbers,
+// counts per rule, one plan's story (--why), the progress bar with its ETA.
+#include <chrono>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "schedules/plan_space.hpp"
+#include "sim/hardware_profile.hpp"
+
+namespace meshsim {
+
+// "tp2 pp1 cp1 dp8 vp1 mbs1 1f1b" (+ " zigzag" when cp > 1).
+std::string plan_label(const StepPlan& p);
+// The same without dp (a combination whose mesh may not divide the GPUs).
+std::string combination_label(const Combination& c);
+
+// One line per rule id, by id: its count, and the first rejected combination with its reason in
+// the sweep's flag words ("  rejected     4 [gbs-dp-mbs] e.g. tp2 pp2 cp1 vp1 mbs3 1f1b: ...").
+void print_rejections(std::ostream& out, const PlanSpace& space);
+// {"counts": {rule: n}, "combinations": [{"tp", "pp", "cp", "vp", "mbs", "schedule",
+// "cp_variant", "rule", "reason"}]}
+nlohmann::ordered_json rejections_json(const PlanSpace& space);
+
+// --why: a combination written as the sweep labels plans ("tp4 pp2 cp1 vp1 mbs1 1f1b", any order,
+// spaces or commas; dpN is ignored, dp being what is left); a value left out is the list's when it
+// has one. InputError naming --why otherwise.
+Combination parse_combination(std::string_view text, const PlanLists& lists);
+// Its story: the rule it breaks with the numbers, or that it is valid and its memory and, when it
+// fits, its simulated step.
+std::string explain_combination(const TransformerModel& model, const PlanLists& lists,
+                                const HardwareProfile& hw, const Combination& c);
+
+// "\r[#####     ] 12/65 plans, 0:14 elapsed, ETA 0:52" on `err` (a newline at the end), when
+// `enabled` (a terminal).
+std::function<void(std::size_t, std::size_t)> progress_bar(std::ostream& err, bool enabled);
+
+}  // namespace meshsim
