@@ -58,6 +58,7 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   j["recompute"] = to_string(p.recompute);
   j["attention"] = to_string(p.attention);
   j["distributed_optimizer"] = p.distributed_optimizer;
+  if (p.sharding.zero >= 2) j["sharding"] = describe_sharding(p.sharding);
   j["overlap_param_gather"] = p.overlap_param_gather;
   j["overlap_grad_reduce"] = p.overlap_grad_reduce;
   j["sequence_parallel"] = p.sequence_parallel;
@@ -121,7 +122,9 @@ std::vector<OptionSpec> step_options() {
        "pipeline schedule [1f1b]"},
       {"--cp-variant", "ring|zigzag", "ring-attention load balance [zigzag]"},
       {"--cp-rotate", "p2p|allgather|alltoall", "how K/V move around the CP ring [p2p]"},
-      {"--recompute", "none|selective|full", "activation recomputation [none]"},
+      {"--recompute", "none|selective|full|selective-op",
+       "activation recomputation; selective-op: torchtitan's op-level policy (save every other "
+       "matmul's output) [none]"},
       {"--num-microbatches-with-partial-activation-checkpoints", "N|auto",
        "micro-batch-level recompute (Korthikanti et al. 2022, App. C; Megatron-LM's flag), with "
        "--recompute selective|full: in each rank's window of outstanding backward passes the "
@@ -132,6 +135,16 @@ std::vector<OptionSpec> step_options() {
        "scores as Megatron-LM before FlashAttention (cp 1) [flash]"},
       {"--distributed-optimizer", "",
        "shard the optimizer over dp x cp: gradient reduce-scatter + parameter all-gather"},
+      {"--zero", "1|2|3",
+       "ZeRO stage over dp x cp: 1 optimizer state (= --distributed-optimizer), 2 + gradients "
+       "(reduce-scattered every microbatch), 3 + parameters (all-gathered per layer)"},
+      {"--fsdp", "",
+       "FSDP2 (ZeRO-3 with fp32 sharded parameters): per-unit parameter all-gather before forward "
+       "and backward, next unit prefetched, gradient reduce-scatter per unit"},
+      {"--hsdp", "R",
+       "FSDP2 sharded within dp x cp / R ranks and replicated over R (implies --fsdp)"},
+      {"--no-reshard-after-forward", "",
+       "with --fsdp: keep parameters gathered from forward to backward (no backward all-gather)"},
       {"--no-overlap-grad-reduce", "",
        "reduce the gradients after the whole backward (Megatron-LM without "
        "--overlap-grad-reduce) instead of bucket by bucket during it"},
@@ -181,6 +194,28 @@ LayerLayout layer_layout(const Args& args) {
     at = comma + 1;
   }
   return l;
+}
+
+// --zero, --fsdp, --hsdp, --no-reshard-after-forward (schedules/sharding.hpp).
+void read_sharding(const Args& args, StepPlan& p) {
+  ShardingPlan& s = p.sharding;
+  s.zero = static_cast<int>(args.get_int("--zero", p.distributed_optimizer ? 1 : 0, 1, 3));
+  s.fsdp = args.has("--fsdp") || args.has("--hsdp");
+  if (s.fsdp) {
+    if (args.has("--zero") && s.zero != 3) {
+      throw InputError(
+          fmt::format("--fsdp shards parameters (ZeRO-3); it contradicts --zero {}", s.zero));
+    }
+    s.zero = 3;
+  }
+  s.replicate = static_cast<int>(args.get_int("--hsdp", 1, 1, 1 << 16));
+  s.reshard_after_forward = !args.has("--no-reshard-after-forward");
+  if (s.zero >= 1) p.distributed_optimizer = true;
+  if (p.overlap_param_gather && s.zero >= 3) {
+    throw InputError(
+        "--overlap-param-gather applies to ZeRO-1/2; with --fsdp or --zero 3 the parameters are "
+        "all-gathered per unit before each forward");
+  }
 }
 
 constexpr std::string_view kPartialCheckpoints =
@@ -255,12 +290,13 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out) {
   p.cp_variant = *parse_ring_variant(args.get_choice("--cp-variant", "zigzag", {"ring", "zigzag"}));
   p.kv_rotation =
       *parse_kv_rotation(args.get_choice("--cp-rotate", "p2p", {"p2p", "allgather", "alltoall"}));
-  p.recompute =
-      *parse_recompute(args.get_choice("--recompute", "none", {"none", "selective", "full"}));
+  p.recompute = *parse_recompute(
+      args.get_choice("--recompute", "none", {"none", "selective", "full", "selective-op"}));
   p.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
   p.distributed_optimizer = args.has("--distributed-optimizer");
   p.overlap_param_gather = args.has("--overlap-param-gather");
+  read_sharding(args, p);
   p.overlap_grad_reduce = !args.has("--no-overlap-grad-reduce");
   if (p.overlap_param_gather && !p.distributed_optimizer) {
     throw InputError("--overlap-param-gather needs --distributed-optimizer");
@@ -356,11 +392,14 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
       p.schedule == PipelineSchedule::interleaved ? fmt::format(" vp {}", p.vp) : "");
   s += fmt::format(
       "  {} schedule, {} microbatches of {} x {} tokens (gbs {}), recompute {}{}, {}sequence "
-      "parallel, {} optimizer{}\n",
+      "parallel, {}{}\n",
       to_string(p.schedule), microbatches(p), p.microbatch_size, seq, p.global_batch,
       std::string(to_string(p.recompute)) + micro_level(p),
       p.attention == AttentionCore::flash ? "" : ", attention materialized",
-      p.sequence_parallel ? "" : "no ", p.distributed_optimizer ? "distributed" : "replicated",
+      p.sequence_parallel ? "" : "no ",
+      p.sharding.zero >= 2
+          ? "sharding " + describe_sharding(p.sharding)
+          : (p.distributed_optimizer ? "distributed optimizer" : "replicated optimizer"),
       p.cp > 1 ? fmt::format(", CP {} / {}", to_string(p.cp_variant), to_string(p.kv_rotation))
                : "");
   s += fmt::format("step time      {:.6f} s\n", step_s);
@@ -381,6 +420,11 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
         st.rank, fmt::join(st.chunk_layers, "+"), st.weights / 1e9, st.gradients / 1e9,
         st.optimizer / 1e9, st.activations / 1e9, st.recompute_working / 1e9, st.cp_buffers / 1e9,
         st.total() / 1e9);
+  }
+  if (mem.stages.front().unsharded > 0) {
+    s += fmt::format(
+        "  (total includes ZeRO-3 / FSDP unsharded unit buffers: {:.2f} GB on pipeline rank {})\n",
+        mem.stages[static_cast<std::size_t>(mem.peak_rank)].unsharded / 1e9, mem.peak_rank);
   }
   if (mem.split.uneven) s += fmt::format("layer split    {}\n", mem.split.rule);
   s += fmt::format(
