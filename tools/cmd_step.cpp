@@ -20,6 +20,7 @@
 #include "tools/commands.hpp"
 #include "tools/output_file.hpp"
 #include "tools/run_report.hpp"
+#include "tools/sharding_flags.hpp"
 #include "tools/simulate_outputs.hpp"
 #include "tools/sweep.hpp"
 
@@ -135,16 +136,6 @@ std::vector<OptionSpec> step_options() {
        "scores as Megatron-LM before FlashAttention (cp 1) [flash]"},
       {"--distributed-optimizer", "",
        "shard the optimizer over dp x cp: gradient reduce-scatter + parameter all-gather"},
-      {"--zero", "1|2|3",
-       "ZeRO stage over dp x cp: 1 optimizer state (= --distributed-optimizer), 2 + gradients "
-       "(reduce-scattered every microbatch), 3 + parameters (all-gathered per layer)"},
-      {"--fsdp", "",
-       "FSDP2 (ZeRO-3 with fp32 sharded parameters): per-unit parameter all-gather before forward "
-       "and backward, next unit prefetched, gradient reduce-scatter per unit"},
-      {"--hsdp", "R",
-       "FSDP2 sharded within dp x cp / R ranks and replicated over R (implies --fsdp)"},
-      {"--no-reshard-after-forward", "",
-       "with --fsdp: keep parameters gathered from forward to backward (no backward all-gather)"},
       {"--no-overlap-grad-reduce", "",
        "reduce the gradients after the whole backward (Megatron-LM without "
        "--overlap-grad-reduce) instead of bucket by bucket during it"},
@@ -164,6 +155,7 @@ std::vector<OptionSpec> step_options() {
        "simulate every rank (default: only tp index 0 and dp index 0 are built, TP and DP "
        "collectives timed for the whole group)"},
   };
+  for (auto& o : sharding_options()) specs.push_back(std::move(o));
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
   return specs;
 }
@@ -194,28 +186,6 @@ LayerLayout layer_layout(const Args& args) {
     at = comma + 1;
   }
   return l;
-}
-
-// --zero, --fsdp, --hsdp, --no-reshard-after-forward (schedules/sharding.hpp).
-void read_sharding(const Args& args, StepPlan& p) {
-  ShardingPlan& s = p.sharding;
-  s.zero = static_cast<int>(args.get_int("--zero", p.distributed_optimizer ? 1 : 0, 1, 3));
-  s.fsdp = args.has("--fsdp") || args.has("--hsdp");
-  if (s.fsdp) {
-    if (args.has("--zero") && s.zero != 3) {
-      throw InputError(
-          fmt::format("--fsdp shards parameters (ZeRO-3); it contradicts --zero {}", s.zero));
-    }
-    s.zero = 3;
-  }
-  s.replicate = static_cast<int>(args.get_int("--hsdp", 1, 1, 1 << 16));
-  s.reshard_after_forward = !args.has("--no-reshard-after-forward");
-  if (s.zero >= 1) p.distributed_optimizer = true;
-  if (p.overlap_param_gather && s.zero >= 3) {
-    throw InputError(
-        "--overlap-param-gather applies to ZeRO-1/2; with --fsdp or --zero 3 the parameters are "
-        "all-gathered per unit before each forward");
-  }
 }
 
 constexpr std::string_view kPartialCheckpoints =

@@ -23,6 +23,7 @@
 #include "tools/commands.hpp"
 #include "tools/field_flags.hpp"
 #include "tools/output_file.hpp"
+#include "tools/sharding_flags.hpp"
 #include "tools/simulation.hpp"
 #include "tools/sweep.hpp"
 #include "validate/mpi/launch_env.hpp"
@@ -140,7 +141,7 @@ void decode_rows(const std::vector<std::byte>& bytes, const std::vector<StepPlan
 }
 
 std::vector<OptionSpec> sweep_options() {
-  return {
+  std::vector<OptionSpec> specs = {
       {"--model", "NAME|FILE",
        "llama3-8b, llama3-70b, llama3-405b, gpt3-175b or a JSON file [llama3-70b]"},
       {"--gpus", "N", "GPUs in the cluster [1024]"},
@@ -160,7 +161,7 @@ std::vector<OptionSpec> sweep_options() {
       {"--cp-rotate", "p2p|allgather|alltoall", "K/V rotation of the CP ring [p2p]"},
       {"--seq", "S", "sequence length [8192]"},
       {"--gbs", "B", "global batch in sequences [512]"},
-      {"--recompute", "none|selective|full", "activation recompute [selective]"},
+      {"--recompute", "none|selective|full|selective-op", "activation recompute [selective]"},
       {"--attention", "flash|materialized",
        "attention core: fused FlashAttention, or QK^T / softmax / dropout / PV over kept s x s "
        "scores as Megatron-LM before FlashAttention (cp 1) [flash]"},
@@ -173,6 +174,8 @@ std::vector<OptionSpec> sweep_options() {
       {"--trace-best", "FILE", "write the Chrome trace of the fastest plan"},
       {"--json", "", "print the rows as one JSON object instead of the table"},
   };
+  for (auto& o : sharding_options()) specs.push_back(std::move(o));
+  return specs;
 }
 
 // The plan lists of the flags: the cluster size (--gpus or --nodes), the tp, pp, cp, vp, mbs,
@@ -202,11 +205,13 @@ PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
   base.global_batch = args.get_int("--gbs", defaults.base.global_batch, 1, std::int64_t{1} << 24);
   base.kv_rotation = *parse_kv_rotation(args.get_choice(
       "--cp-rotate", to_string(defaults.base.kv_rotation), {"p2p", "allgather", "alltoall"}));
-  base.recompute = *parse_recompute(args.get_choice(
-      "--recompute", to_string(defaults.base.recompute), {"none", "selective", "full"}));
+  base.recompute =
+      *parse_recompute(args.get_choice("--recompute", to_string(defaults.base.recompute),
+                                       {"none", "selective", "full", "selective-op"}));
   base.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
   base.distributed_optimizer = args.has("--distributed-optimizer");
+  read_sharding(args, base);
   base.sequence_parallel = !args.has("--no-sequence-parallel");
   return lists;
 }
@@ -293,9 +298,12 @@ void print_sweep(std::ostream& out, const std::vector<SweepRow>& rows,
                  std::chrono::steady_clock::time_point started) {
   std::int64_t oom = 0;
   for (const auto& r : rows) oom += r.oom ? 1 : 0;
-  out << fmt::format("sweep: {} on {} x {} ({} GPUs), seq {}, global batch {} sequences\n",
+  out << fmt::format("sweep: {} on {} x {} ({} GPUs), seq {}, global batch {} sequences{}\n",
                      model.name, lists.gpus / hw.gpus_per_node, hw.name, lists.gpus, lists.base.seq,
-                     lists.base.global_batch);
+                     lists.base.global_batch,
+                     lists.base.sharding.zero >= 2
+                         ? ", every plan with sharding " + describe_sharding(lists.base.sharding)
+                         : "");
   out << fmt::format("{} combinations, {} valid plans, {} OOM, {} simulated\n", space.combinations,
                      space.plans.size(), oom, best.size());
   std::map<std::string, std::int64_t> rejected;  // in the sweep's flag words
