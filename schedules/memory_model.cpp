@@ -20,7 +20,8 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::array<std::string_view, 3> kRecomputeNames = {"none", "selective", "full"};
+constexpr std::array<std::string_view, 4> kRecomputeNames = {"none", "selective", "full",
+                                                             "selective-op"};
 constexpr std::array<std::string_view, 2> kCoreNames = {"flash", "materialized"};
 
 constexpr double kActivationBytes = 2;  // e: bf16 activations
@@ -42,6 +43,46 @@ PipelineShape plan_shape(const MemoryPlan& plan) {
   shape.microbatches = plan.microbatches;
   shape.chunks = plan.vp;
   return shape;
+}
+
+// torchtitan's op-level policy (Recompute::selective_op): per layer the layer input (e·sbh, / t
+// with sequence parallelism), the outputs of the 1st, 3rd, 5th, ... matmul in forward order (wq,
+// wk, wv, wo, w1, w3, w2 for SwiGLU; w1, w2 otherwise): column-parallel outputs / t, a
+// row-parallel output (wo, w2) before its reduction whole, and the attention kernel's output (e·sbh
+// / t) with its core term.
+double selective_op_stored(const TransformerModel& m, double sbh, double sb, double t, double sp,
+                           double core) {
+  const double e = kActivationBytes, h = dbl(m.hidden), kv = dbl(m.kv_hidden());
+  const double f = dbl(m.ffn_hidden);
+  struct Linear {
+    double width;
+    bool row;
+  };
+  std::vector<Linear> order = {{h, false}, {kv, false}, {kv, false}, {h, true}, {f, false}};
+  if (m.gated_mlp) order.push_back({f, false});
+  order.push_back({h, true});
+  double stored = e * sbh / sp + e * sbh / t + core;
+  for (std::size_t i = 0; i < order.size(); i += 2) {
+    stored += e * sb * order[i].width / (order[i].row ? 1.0 : t);
+  }
+  return stored;
+}
+
+// Weights, gradients and optimizer state of a rank's parameters under the plan's ZeRO stage over
+// `shards` = dp x cp ranks (/ hsdp replicas for stages 2, 3), and the ZeRO-3 / FSDP unsharded
+// buffers of its units (schedules/sharding.hpp).
+void fill_state(StageMemory& st, const MemoryPlan& plan, std::span<const std::int64_t> units,
+                double shards) {
+  const ShardingPlan& sh = plan.sharding;
+  const int zero = std::max(sh.zero, plan.distributed_optimizer ? 1 : 0);
+  const ShardedBytes state = sharded_state(
+      dbl(st.parameters), zero, zero >= 2 ? shards / sh.replicate : shards,
+      sh.fsdp ? kFsdp2Bytes
+              : ParameterBytes{plan.param_bytes, plan.grad_bytes, plan.optimizer_bytes});
+  st.weights = state.weights;
+  st.gradients = state.gradients;
+  st.optimizer = state.optimizer;
+  st.unsharded = unsharded_unit_bytes(sh, units, st.parameters, kActivationBytes);
 }
 
 }  // namespace
@@ -282,6 +323,11 @@ ActivationTerms activation_terms(const TransformerModel& m, const MemoryPlan& pl
       terms.layer_stored = e * sbh / sp;
       terms.layer_working = terms.layer_none;
       break;
+    case Recompute::selective_op:
+      terms.layer_stored = selective_op_stored(m, sbh, s * b, t, sp, core);
+      // The recomputed tensors of the layer being back-propagated.
+      terms.layer_working = std::max(0.0, terms.layer_none - terms.layer_stored);
+      break;
   }
   terms.embedding_extra = m.dropout ? kMaskBytes * sbh / sp : 0;
   terms.output_extra = 2 * e * sbh / sp + kFp32Bytes * s * b * dbl(m.vocab) / t;
@@ -308,8 +354,8 @@ MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& 
   const std::int64_t vocab_rows = (model.vocab + t - 1) / t;  // vocabulary-parallel, ceil(V / t)
   const std::int64_t word_embedding = vocab_rows * model.hidden;
   const std::int64_t positions = full.embedding - model.vocab * model.hidden;  // replicated
-  const double optimizer_shards =
-      plan.distributed_optimizer ? static_cast<double>(plan.dp) * plan.cp : 1.0;
+  // The ranks holding the same parameters (dp x cp); ZeRO shards over them.
+  const double optimizer_shards = static_cast<double>(plan.dp) * plan.cp;
 
   MemoryEstimate est;
   est.split = split_layers(model.layers, shape, plan.layout);
@@ -321,10 +367,12 @@ MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& 
     st.rank = r;
     st.inflight = inflight[static_cast<std::size_t>(r)];
     double largest_chunk = 0, largest_whole = 0;
+    std::vector<std::int64_t> units;  // FSDP units: embedding, each layer, final norm + head
     for (int c = 0; c < chunks; ++c) {
       const int g = global_stage(shape, r, c);
       const int layers = est.split.layers[static_cast<std::size_t>(g)];
       st.chunk_layers.push_back(layers);
+      units.insert(units.end(), static_cast<std::size_t>(layers), layer_params);
       st.parameters += layers * layer_params;
       double chunk = layers * terms.layer_stored, chunk_whole = layers * terms.layer_none;
       if (g == 0) {
@@ -340,17 +388,19 @@ MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& 
       largest_chunk = std::max(largest_chunk, chunk);
       largest_whole = std::max(largest_whole, chunk_whole);
     }
-    if (st.embedding) st.parameters += word_embedding + positions;
+    if (st.embedding) {
+      st.parameters += word_embedding + positions;
+      units.push_back(word_embedding + positions);
+    }
     if (st.output_head) {
+      const std::int64_t before = st.parameters;
       st.parameters += full.final_norm;
       // Untied: the head's shard. Tied: Megatron keeps a copy of the word embeddings on the last
       // stage when it is not also the first.
       if (!model.tied_embeddings || !st.embedding) st.parameters += word_embedding;
+      units.push_back(st.parameters - before);
     }
-    const double params = dbl(st.parameters);
-    st.weights = params * plan.param_bytes;
-    st.gradients = params * plan.grad_bytes;
-    st.optimizer = params * plan.optimizer_bytes / optimizer_shards;
+    fill_state(st, plan, units, optimizer_shards);
     const int whole = plan.recompute != Recompute::none && plan.whole_microbatches
                           ? std::min(*plan.whole_microbatches, st.inflight)
                           : 0;
@@ -397,6 +447,7 @@ json to_json(const MemoryEstimate& est) {
         {"workspace", st.workspace},
         {"total", st.total()},
     });
+    if (st.unsharded > 0) stages.back()["unsharded"] = st.unsharded;
   }
   return json{
       {"oom", est.oom},

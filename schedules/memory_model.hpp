@@ -52,13 +52,19 @@
 #include "schedules/model_catalog.hpp"
 #include "schedules/pipeline_orders.hpp"
 #include "schedules/ring_attention.hpp"
+#include "schedules/sharding.hpp"
 
 namespace meshsim {
 
 struct HardwareProfile;
 
-enum class Recompute : std::uint8_t { none, selective, full };
-std::string_view to_string(Recompute r);  // "none", "selective", "full"
+// selective_op: torchtitan's op-level selective activation checkpointing (its `_custom_policy`
+// in activation checkpointing, "op" mode): of each layer, the outputs of the matmuls are saved
+// except every second one (counted in forward order: wq, wk, wv, wo, w1, w3, w2 for SwiGLU; wq,
+// wk, wv, wo, w1, w2 otherwise), and the attention kernel's output; everything else (norms,
+// activation, the skipped matmuls) is recomputed at the layer's backward.
+enum class Recompute : std::uint8_t { none, selective, full, selective_op };
+std::string_view to_string(Recompute r);  // "none", "selective", "full", "selective-op"
 std::optional<Recompute> parse_recompute(std::string_view s);
 
 enum class AttentionCore : std::uint8_t { flash, materialized };
@@ -127,6 +133,7 @@ struct MemoryPlan {
   bool sequence_parallel = true;
   Recompute recompute = Recompute::none;
   bool distributed_optimizer = false;  // ZeRO-1: optimizer state sharded over dp x cp
+  ShardingPlan sharding;               // ZeRO-2/3, FSDP, HSDP (schedules/sharding.hpp)
   AttentionCore attention_core = AttentionCore::flash;
   KvRotation kv_rotation = KvRotation::p2p;
   LayerLayout layout;  // layers per stage given by the user (empty: split_layers' rule)
@@ -184,9 +191,10 @@ struct StageMemory {
   double recompute_working = 0;  // ActivationTerms::layer_working (0 when nothing recomputes)
   double cp_buffers = 0;
   double workspace = 0;
+  double unsharded = 0;  // ZeRO-3 / FSDP unsharded unit buffers (schedules/sharding.hpp)
   double total() const {
     return weights + gradients + optimizer + activations + recompute_working + cp_buffers +
-           workspace;
+           workspace + unsharded;
   }
 };
 

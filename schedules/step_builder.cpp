@@ -5,13 +5,15 @@ namespace meshsim::step_detail {
 
 std::string StepBuilder::describe(const TransformerModel& m, const StepPlan& p) {
   return fmt::format(
-      "training step: model={} tp={} pp={} cp={} dp={} vp={} mbs={} gbs={} seq={} schedule={} "
-      "cp_variant={} cp_rotate={} recompute={} distributed_optimizer={} sp={} fold_dp={} "
-      "fold_tp={}",
-      m.name, p.tp, p.pp, p.cp, p.dp, p.vp, p.microbatch_size, p.global_batch, step_seq(m, p),
-      to_string(p.schedule), to_string(p.cp_variant), to_string(p.kv_rotation),
-      to_string(p.recompute), p.distributed_optimizer, p.sequence_parallel, p.fold_dp,
-      p.fold_tp && p.tp > 1);
+             "training step: model={} tp={} pp={} cp={} dp={} vp={} mbs={} gbs={} seq={} "
+             "schedule={} "
+             "cp_variant={} cp_rotate={} recompute={} distributed_optimizer={} sp={} fold_dp={} "
+             "fold_tp={}",
+             m.name, p.tp, p.pp, p.cp, p.dp, p.vp, p.microbatch_size, p.global_batch,
+             step_seq(m, p), to_string(p.schedule), to_string(p.cp_variant),
+             to_string(p.kv_rotation), to_string(p.recompute), p.distributed_optimizer,
+             p.sequence_parallel, p.fold_dp, p.fold_tp && p.tp > 1) +
+         (p.sharding.zero > 0 ? " sharding=" + describe_sharding(p.sharding) : "");
 }
 
 Program StepBuilder::build() && {
@@ -78,6 +80,7 @@ void StepBuilder::begin_rank(const Mesh& mesh, int rank, int pr, int cp_index) {
   } else {
     dp_group_ = builder_.group("dp-cp", full);
   }
+  begin_sharding(mesh, rank);
 }
 
 void StepBuilder::finish_rank() {
@@ -85,9 +88,9 @@ void StepBuilder::finish_rank() {
   // The optimizer step after every gradient reduction, then the parameter all-gathers.
   std::int64_t params = 0;
   for (int c = 0; c < v_; ++c) params += chunk_params(gs(pr_, c));
-  const bool dist = p_.distributed_optimizer && dp_size_ > 1;
+  const bool dist = shards_optimizer();
   waits_.insert(waits_.end(), dp_ops_.begin(), dp_ops_.end());
-  const std::int64_t shard = dist ? (params + dp_size_ - 1) / dp_size_ : params;
+  const std::int64_t shard = dist ? (params + state_shards() - 1) / state_shards() : params;
   if (p_.dtype == DType::fp16) {
     // fp16 trains with a dynamic loss scale: the fp32 gradients are unscaled in place and checked
     // for inf/nan before the step (Megatron-LM's _unscale_main_grads_and_check_for_nan).
@@ -105,7 +108,7 @@ void StepBuilder::finish_rank() {
                                OpLabels{Phase::optimizer, -1, -1, -1, -1}, norm, take_waits());
   kernel("optimizer step", Phase::optimizer, -1, -1, -1, KernelKind::optimizer_update,
          VectorShape{shard});
-  if (dist && !p_.overlap_param_gather) {
+  if (dist && !p_.overlap_param_gather && !shards_parameters(p_.sharding)) {
     for (std::size_t b = 0; b < bucket_bytes_.size(); ++b) {
       // Updated bf16 parameters: the bucket's fp32 grad bytes / 2 (4-byte grads, 2-byte params).
       dp_collective(fmt::format("param all-gather bucket {}", b), Phase::optimizer, -1, -1,
@@ -162,7 +165,7 @@ OpId StepBuilder::dp_collective(std::string name, Phase phase, int mb, int chunk
 
 void StepBuilder::launch_ready(GradientBuckets& b, int mb, int chunk) {
   const std::vector<ReadyBucket> ready = b.take_ready();
-  if (ready.empty() || dp_size_ <= 1) return;
+  if (ready.empty() || dp_size_ <= 1 || shards_parameters(p_.sharding)) return;
   for (const ReadyBucket& r : ready) delayed_.push_back(DelayedBucket{r.bytes, mb, chunk, r.index});
   // Megatron's delay_grad_reduce: every pipeline rank but the first launches its reductions
   // after its last exchange (under the single hardware queue a reduction waiting behind
@@ -172,7 +175,7 @@ void StepBuilder::launch_ready(GradientBuckets& b, int mb, int chunk) {
 }
 
 void StepBuilder::flush_buckets() {
-  const bool dist = p_.distributed_optimizer;
+  const bool dist = p_.distributed_optimizer || p_.sharding.zero >= 1;
   for (const DelayedBucket& d : delayed_) {
     dp_ops_.push_back(
         dp_collective(fmt::format("grad {} c{} bucket {}", dist ? "reduce-scatter" : "all-reduce",
@@ -193,7 +196,9 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
   Ctx c{-1, mb, chunk, Phase::fwd};
   if (work == PipeWork::forward) {
     const bool first_forward = forwards_[static_cast<std::size_t>(chunk)]++ == 0;
+    begin_unit_pass(stage);
     if (stage == 0) {
+      gather_unit(c, stage, 0, 1);
       if (first_forward && count > 0) wait_param_gather(chunk, first);  // the embedding's bucket
       kernel("embedding", Phase::fwd, -1, mb, chunk, KernelKind::copy,
              VectorShape{local_tokens_ * m_.hidden});
@@ -201,10 +206,12 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
     for (int l = first; l < first + count; ++l) {
       c.layer = l;
       if (first_forward) wait_param_gather(chunk, l);
+      gather_unit(c, stage, layer_unit(stage, l), 1);
       layer_forward(c);
     }
     if (last_stage) {
       c.layer = -1;
+      gather_unit(c, stage, head_unit(stage), 1);
       norm(c, "final norm", Phase::fwd);
       column_forward(c, "head", vocab_shard_, m_.hidden);
       kernel("loss", Phase::fwd, -1, mb, chunk, KernelKind::loss,
@@ -217,6 +224,8 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
   bool final_wgrad = false;
   if (with_wgrad) {
     final_wgrad = ++wgrad_passes_[static_cast<std::size_t>(chunk)] == shape_.microbatches;
+    // ZeRO-2 reduce-scatters every microbatch's gradients into the rank's shard.
+    if (p_.sharding.zero == 2) final_wgrad = true;
   }
   GradientBuckets b = buckets_for(stage);
   c.phase = Phase::bwd;
@@ -225,10 +234,12 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
       c.layer = -1;
       column_wgrad(c, "head", vocab_shard_, m_.hidden);
       if (final_wgrad) b.add(head_params_);
+      reduce_unit(c, stage, head_unit(stage));
     }
     for (int l = first + count - 1; l >= first; --l) {
       c.layer = l;
       layer_wgrad(c);
+      reduce_unit(c, stage, layer_unit(stage, l));
       b.layer_done();
       if (final_wgrad) {
         b.add(layer_params_);
@@ -236,18 +247,24 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
       }
     }
     if (final_wgrad && count == 0) launch_ready(b, mb, chunk);
+    if (stage == 0) reduce_unit(c, stage, 0);  // the embedding's gradient came with B
     return last_compute_;
   }
   // backward (B + W) or input_grad (B)
+  begin_unit_pass(stage);
   if (last_stage) {
     c.layer = -1;
+    gather_unit(c, stage, head_unit(stage), -1);
     column_backward(c, "head", vocab_shard_, m_.hidden, with_wgrad);
     norm_backward(c, "final norm bwd");
     if (final_wgrad) b.add(head_params_);
+    if (with_wgrad) reduce_unit(c, stage, head_unit(stage));
   }
   for (int l = first + count - 1; l >= first; --l) {
     c.layer = l;
+    gather_unit(c, stage, layer_unit(stage, l), -1);
     layer_backward(c, with_wgrad);
+    if (with_wgrad) reduce_unit(c, stage, layer_unit(stage, l));
     b.layer_done();
     if (final_wgrad) {
       b.add(layer_params_);
@@ -261,9 +278,12 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
     out = waits_.back();
   }
   if (stage == 0) {
+    c.layer = -1;
+    gather_unit(c, stage, 0, -1);
     kernel("embedding grad", Phase::wgrad, -1, mb, chunk, KernelKind::accumulate,
            VectorShape{local_tokens_ * m_.hidden});
     out = last_compute_;
+    if (with_wgrad) reduce_unit(c, stage, 0);
   }
   return out;
 }

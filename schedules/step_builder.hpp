@@ -45,6 +45,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
     tp_comm_ = builder_.stream("tp_comm");
     cp_comm_ = builder_.stream("cp_comm");
     dp_comm_ = builder_.stream("dp_comm");
+    if (shards_parameters(plan.sharding)) gather_comm_ = builder_.stream("fsdp_gather");
     seq_ = step_seq(model, plan);
     tokens_ = plan.microbatch_size * (seq_ / plan.cp);
     local_tokens_ = sp_ ? tokens_ / t_ : tokens_;
@@ -249,6 +250,11 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   }
 
   void layer_backward(const Ctx& c, bool with_wgrad);
+  // Recompute::selective_op at the layer's backward: the norms, the residual add feeding the MLP
+  // norm, the activation and the matmuls the policy did not save (wk, wo, and w3 with SwiGLU or w2
+  // without), as compute kernels (at tp > 1 the sequence-parallel all-gather a recomputed column
+  // matmul would repeat is not emitted).
+  void recompute_selective_op(const Ctx& c);
 
   void layer_wgrad(const Ctx& c);
 
@@ -267,6 +273,30 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   std::int64_t bucket_params(int stage, const GradientBuckets& b, int j) const;
 
   void flush_buckets();
+
+  // ---- ZeRO-2/3, FSDP, HSDP (step_sharding.cpp) -------------------------------------------------
+  // The shard group (dp x cp / hsdp ranks) and, under HSDP, the replicate group of this rank.
+  void begin_sharding(const Mesh& mesh, int rank);
+  bool shards_optimizer() const {
+    return (p_.distributed_optimizer || p_.sharding.zero >= 1) && dp_size_ > 1;
+  }
+  // Ranks the optimizer state is sharded over.
+  int state_shards() const { return shards_parameters(p_.sharding) ? shard_size_ : dp_size_; }
+  bool gathers_params() const { return shards_parameters(p_.sharding) && shard_size_ > 1; }
+  // FSDP units of a stage: [embedding (stage 0)] [each layer] [final norm + head (last stage)].
+  int unit_count(int stage) const;
+  int layer_unit(int stage, int layer) const;
+  int head_unit(int stage) const { return unit_count(stage) - 1; }
+  std::int64_t unit_params(int stage, int u) const;
+  // A forward or backward of one (microbatch, chunk) starts: no unit gathered yet.
+  void begin_unit_pass(int stage);
+  // Before unit u's compute: waits for its parameter all-gather (issued now unless prefetched)
+  // and prefetches unit u + step. In the backward only when parameters were resharded.
+  void gather_unit(const Ctx& c, int stage, int u, int step);
+  // After unit u's weight gradients: its gradient reduce-scatter (HSDP: then an all-reduce of
+  // the shard over the replicas), waited for by the optimizer step.
+  void reduce_unit(const Ctx& c, int stage, int u);
+  OpId issue_gather(const Ctx& c, int stage, int u);
 
   // Emits one compute part; returns the op after which its output (activation or input gradient
   // sent to the neighbour stage) is ready.
@@ -296,7 +326,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   LayerSplit split_;
   std::vector<std::vector<bool>> kept_whole_;  // [pipeline rank][mb x v + chunk]
   ProgramBuilder builder_;
-  StreamId compute_ = 0, tp_comm_ = 0, cp_comm_ = 0, dp_comm_ = 0;
+  StreamId compute_ = 0, tp_comm_ = 0, cp_comm_ = 0, dp_comm_ = 0, gather_comm_ = -1;
   std::int64_t seq_ = 0, tokens_ = 0, local_tokens_ = 0, e_ = 2, msg_bytes_ = 0;
   std::int64_t layer_params_ = 0, embedding_params_ = 0, head_params_ = 0, vocab_shard_ = 0;
   std::vector<int> layer_begin_;
@@ -323,6 +353,10 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   std::vector<int> wgrad_passes_;
   std::vector<std::vector<OpId>> param_gathers_;  // [chunk][bucket], overlap_param_gather
   std::vector<int> forwards_;                     // forward passes emitted per chunk
+  int shard_size_ = 1;                            // ranks of the shard group
+  GroupId shard_group_ = 0, replicate_group_ = -1;
+  std::vector<OpId> unit_gathers_;  // this pass's all-gather per unit (-1: not issued)
+  std::vector<bool> unit_waited_;
 };
 
 }  // namespace meshsim::step_detail

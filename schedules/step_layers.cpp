@@ -157,7 +157,25 @@ void StepBuilder::layer_forward(const Ctx& c) {
   residual_add(c, pre + "mlp residual", c.phase);
 }
 
+void StepBuilder::recompute_selective_op(const Ctx& c) {
+  const std::string pre = "recompute ";
+  const auto gemm = [&](const std::string& name, std::int64_t n, std::int64_t k) {
+    kernel(pre + name, Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::gemm,
+           GemmShape{tokens_, n, k});
+  };
+  norm(c, pre + "attn norm", Phase::bwd);
+  gemm("k gemm", m_.kv_hidden() / t_, m_.hidden);
+  gemm("proj gemm", m_.hidden, m_.hidden / t_);
+  residual_add(c, pre + "attn residual", Phase::bwd);
+  norm(c, pre + "mlp norm", Phase::bwd);
+  if (m_.gated_mlp) gemm("mlp up w3 gemm", m_.ffn_hidden / t_, m_.hidden);
+  kernel(pre + "activation", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+         VectorShape{tokens_ * up_n()}, m_.gated_mlp ? ElementwiseFn::none : ElementwiseFn::gelu);
+  if (!m_.gated_mlp) gemm("mlp down gemm", m_.hidden, m_.ffn_hidden / t_);
+}
+
 void StepBuilder::layer_backward(const Ctx& c, bool with_wgrad) {
+  if (p_.recompute == Recompute::selective_op && recomputes(c)) recompute_selective_op(c);
   if (p_.recompute == Recompute::full && recomputes(c)) {
     Ctx rc = c;
     rc.phase = Phase::bwd;

@@ -105,6 +105,7 @@ MemoryPlan memory_plan(const StepPlan& plan) {
   m.sequence_parallel = plan.sequence_parallel;
   m.recompute = plan.recompute;
   m.distributed_optimizer = plan.distributed_optimizer;
+  m.sharding = plan.sharding;
   m.kv_rotation = plan.kv_rotation;
   m.attention_core = plan.attention;
   m.layout = plan.layout;
@@ -148,6 +149,7 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
         "x mbs) whole microbatches",
         plan.global_batch, per));
   }
+  check_sharding(plan.sharding, plan.dp);
   if (plan.overlap_param_gather && !plan.distributed_optimizer) {
     throw InputError(
         "`overlap_param_gather` needs `distributed_optimizer`: only the distributed optimizer "

@@ -38,6 +38,8 @@ struct StepPlan {
   // recompute as `recompute` says. Unset: every microbatch recomputes.
   std::optional<int> num_microbatches_with_partial_activation_checkpoints;
   bool distributed_optimizer = false;
+  // ZeRO-2/3, FSDP2 and HSDP (schedules/sharding.hpp; the step's ops in step_sharding.cpp).
+  ShardingPlan sharding;
   // Megatron-Core's --overlap-param-gather (distributed optimizer only): the updated parameters'
   // all-gathers run during the next step's forward, bucket by bucket, each layer's first forward
   // waiting for its bucket, instead of after the optimizer step. One step is simulated in steady

@@ -47,6 +47,9 @@ struct Figures {
   std::string attention_kernel;
   double nvlink_bus_gbps, nvls_bus_gbps, nic_gbps;
   json sources;
+  double fp8_tflops = 0, fp4_tflops = 0;  // dense; 0: no such tensor cores
+  int gpus_per_node = 8;                  // the NVLink domain
+  int gpus_per_host = 0;                  // when the NVLink domain spans several hosts
 };
 
 json profile_json(const std::string& name, const Figures& f) {
@@ -58,7 +61,7 @@ json profile_json(const std::string& name, const Figures& f) {
   return json{
       {"schema_version", kHardwareSchemaVersion},
       {"name", name},
-      {"gpus_per_node", 8},
+      {"gpus_per_node", f.gpus_per_node},
       {"memory_gb", f.memory_gb},
       {"peak_tflops",
        {{"bf16", f.bf16_tflops},
@@ -79,7 +82,7 @@ json profile_json(const std::string& name, const Figures& f) {
        {{"nvlink_bus_gbps", f.nvlink_bus_gbps},
         {"nvls_bus_gbps", f.nvls_bus_gbps},
         {"nic_gbps", f.nic_gbps},
-        {"nics_per_node", 8},
+        {"nics_per_node", f.gpus_per_node},
         {"base_latency_us", 8.4},
         {"nvlink_step_latency_us", 3.4},
         {"network_step_latency_us", 14.0}}},
@@ -87,6 +90,13 @@ json profile_json(const std::string& name, const Figures& f) {
       {"attention_kernel", f.attention_kernel},
       {"sources", std::move(sources)},
   };
+}
+
+json with_extras(json j, const Figures& f) {
+  if (f.fp8_tflops > 0) j["peak_tflops"]["fp8"] = f.fp8_tflops;
+  if (f.fp4_tflops > 0) j["peak_tflops"]["fp4"] = f.fp4_tflops;
+  if (f.gpus_per_host > 0) j["gpus_per_host"] = f.gpus_per_host;
+  return j;
 }
 
 Figures hopper() {
@@ -112,8 +122,8 @@ Figures hopper() {
       .nic_gbps = 48,
       .sources =
           {{"peak_tflops",
-            "NVIDIA H100 SXM5 datasheet: dense BF16/FP16 989 TFLOP/s, TF32 494.7 (fp32 math), "
-            "FP64 tensor 67"},
+            "NVIDIA H100 SXM5 datasheet: dense BF16/FP16 989 TFLOP/s, FP8 1,979, TF32 494.7 (fp32 "
+            "math), FP64 tensor 67 (the datasheet's 1,979 / 3,958 are with sparsity)"},
            {"memory", "NVIDIA H100 SXM5 datasheet: 80 GB HBM3, 3.35 TB/s"},
            {"attention_kernels",
             "fa2: FlashAttention-2 at 35 % of H100 peak; fa3: FlashAttention-3 at 75 % forward; "
@@ -125,6 +135,7 @@ Figures hopper() {
             "NVLink4's 450 GB/s per direction (18 links x 25 GB/s)"},
            {"network.nvls_bus_gbps", "NVLink SHARP all-reduce about 480 GB/s on 8x H100"},
            {"network.nic_gbps", "one 400 Gb/s NDR NIC per GPU, about 48 GB/s achieved"}},
+      .fp8_tflops = 1979,
   };
 }
 
@@ -157,13 +168,150 @@ Figures ampere() {
   };
 }
 
+// NVLink 5 (B200, B300, GB200/GB300 NVL72): 18 links x 50 GB/s = 900 GB/s per direction per GPU,
+// twice NVLink 4; the achieved bus bandwidths scale H100's measured ratios (370 / 450 = 0.82 for
+// NCCL's ring all-reduce, 480 / 450 for NVLink SHARP) — derived, not measured.
+constexpr double kNvlink5BusGbps = 900 * 370.0 / 450;
+constexpr double kNvlink5NvlsGbps = 900 * 480.0 / 450;
+const char* const kNvlink5Source =
+    "NVLink 5: 1.8 TB/s bidirectional per GPU (NVIDIA Blackwell datasheets) = 900 GB/s per "
+    "direction; bus bandwidth at H100's measured 370/450 ratio (derived, not measured)";
+const char* const kNvls5Source =
+    "NVLink SHARP (NVSwitch 5): H100's 480/450 ratio applied to 900 GB/s (derived, not measured)";
+// Blackwell's attention kernels: FlashAttention-3 / cuDNN tables as measured on H100 (no public
+// per-kernel figures on B200 yet); GEMM table as Hopper's.
+Figures blackwell(double bf16, double fp8, double fp4, double fp64, double memory_gb,
+                  double nic_gbps, json sources) {
+  Figures f = hopper();
+  f.bf16_tflops = bf16;
+  f.fp32_tflops = bf16 / 2;  // TF32 dense = half of BF16 on every Blackwell datasheet
+  f.fp64_tflops = fp64;
+  f.fp8_tflops = fp8;
+  f.fp4_tflops = fp4;
+  f.memory_gb = memory_gb;
+  f.memory_tbps = 8;
+  f.nvlink_bus_gbps = kNvlink5BusGbps;
+  f.nvls_bus_gbps = kNvlink5NvlsGbps;
+  f.nic_gbps = nic_gbps;
+  for (auto& [field, text] : sources.items()) f.sources[field] = text;
+  f.sources["network.nvlink_bus_gbps"] = kNvlink5Source;
+  f.sources["network.nvls_bus_gbps"] = kNvls5Source;
+  f.sources["attention_kernels"] =
+      "H100's measured FlashAttention-2/3 and cuDNN fractions of peak (Shah et al. 2024) kept: no "
+      "public per-kernel Blackwell figures";
+  return f;
+}
+
+const char* const kCx7 = "one ConnectX-7 400 Gb/s NIC per GPU, about 48 GB/s achieved (as H100's)";
+const char* const kCx8 =
+    "one ConnectX-8 SuperNIC 800 Gb/s per GPU, about 96 GB/s achieved (H100's 48 GB/s per 400 "
+    "Gb/s doubled)";
+
+Figures b200() {
+  return blackwell(
+      2250, 4500, 9000, 37, 180, 48,
+      {{"peak_tflops",
+        "NVIDIA HGX B200 datasheet (8 GPUs): FP4 144 PF, FP8 72 PF, BF16 36 PF, TF32 18 PF with "
+        "sparsity = per GPU dense FP4 9,000, FP8 4,500, BF16 2,250, TF32 1,125 TFLOP/s; FP64 "
+        "296 TF / 8 = 37"},
+       {"memory", "NVIDIA HGX B200 datasheet: 1.4 TB HBM3e over 8 GPUs = 180 GB, 8 TB/s per GPU"},
+       {"network.nic_gbps", kCx7}});
+}
+
+Figures b300() {
+  return blackwell(
+      2250, 4500, 13125, 1.25, 288, 96,
+      {{"peak_tflops",
+        "NVIDIA HGX B300 datasheet (8 GPUs): FP4 105 PF dense, FP8 72 PF, BF16 36 PF, TF32 18 PF "
+        "with sparsity = per GPU dense FP4 13,125, FP8 4,500, BF16 2,250 TFLOP/s; FP64 10 TF / 8 "
+        "= 1.25"},
+       {"memory", "NVIDIA HGX B300 datasheet: 2.3 TB HBM3e over 8 GPUs = 288 GB, 8 TB/s per GPU"},
+       {"network.nic_gbps", kCx8}});
+}
+
+// GB200 / GB300 NVL72: 72 GPUs in one NVLink domain (meshsim's node) over 18 compute trays of 4
+// GPUs (gpus_per_host).
+Figures nvl72(Figures f, const std::string& domain_source) {
+  f.gpus_per_node = 72;
+  f.gpus_per_host = 4;
+  f.sources["gpus_per_node"] = domain_source;
+  return f;
+}
+
+Figures gb200_nvl72() {
+  Figures f = blackwell(
+      2500, 5000, 10000, 45, 186, 48,
+      {{"peak_tflops",
+        "NVIDIA GB200 NVL72 datasheet (72 GPUs): FP4 1,440 PF, FP8 720 PF, BF16 360 PF, TF32 "
+        "180 PF with sparsity = per GPU dense FP4 10,000, FP8 5,000, BF16 2,500 TFLOP/s; FP64 "
+        "3,240 TF / 72 = 45"},
+       {"memory",
+        "NVIDIA GB200 NVL72 datasheet: 13.4 TB HBM3e, 576 TB/s over 72 GPUs = 186 GB, 8 TB/s"},
+       {"network.nic_gbps", kCx7}});
+  return nvl72(f,
+               "GB200 NVL72: one NVLink domain of 72 GPUs (130 TB/s, 18 NVLink switch trays) over "
+               "18 compute trays of 2 Grace CPUs + 4 Blackwell GPUs (NVIDIA datasheet)");
+}
+
+Figures gb300_nvl72() {
+  Figures f = blackwell(
+      2500, 5000, 15000, 1.39, 288, 96,
+      {{"peak_tflops",
+        "NVIDIA GB300 NVL72 datasheet (72 GPUs): FP4 1,080 PF dense, FP8 720 PF, BF16 360 PF "
+        "with sparsity = per GPU dense FP4 15,000, FP8 5,000, BF16 2,500 TFLOP/s; FP64 100 TF / "
+        "72 = 1.39"},
+       {"memory",
+        "NVIDIA GB300 NVL72 datasheet: 20.7 TB HBM3e, 576 TB/s over 72 GPUs = 288 GB, 8 TB/s"},
+       {"network.nic_gbps", kCx8}});
+  return nvl72(f,
+               "GB300 NVL72: one NVLink domain of 72 GPUs (130 TB/s) over 18 compute trays of 4 "
+               "Blackwell Ultra GPUs, 72 ConnectX-8 NICs (NVIDIA datasheet)");
+}
+
+Figures mi300x() {
+  Figures f = hopper();
+  f.bf16_tflops = 1307.4;
+  f.fp32_tflops = 653.7;  // TF32 matrix
+  f.fp64_tflops = 163.4;  // FP64 matrix
+  f.fp8_tflops = 2614.9;
+  f.memory_gb = 192;
+  f.memory_tbps = 5.3;
+  // xGMI: each of the 8 GPUs has one 64 GB/s-per-direction link to each of the 7 others (448
+  // GB/s per direction); bus bandwidth at H100's measured 370/450 ratio (derived, not measured).
+  f.nvlink_bus_gbps = 448 * 370.0 / 450;
+  f.nvls_bus_gbps = 0;
+  f.nic_gbps = 48;
+  f.attention_kernels = {{"fa2", family(0.35, 0.27)}};
+  f.attention_kernel = "fa2";
+  f.sources = {
+      {"peak_tflops",
+       "AMD Instinct MI300X datasheet: dense BF16/FP16 1,307.4 TFLOP/s, FP8 2,614.9, TF32 653.7, "
+       "FP64 matrix 163.4; no FP4"},
+      {"memory", "AMD Instinct MI300X datasheet: 192 GB HBM3, 5.3 TB/s"},
+      {"attention_kernels",
+       "fa2 at H100's FlashAttention-2 fractions of peak (35 % forward; no public MI300X "
+       "per-kernel table): a starting point for calibration"},
+      {"network.nvlink_bus_gbps",
+       "AMD Infinity Fabric (xGMI): 7 links x 64 GB/s per direction per GPU in an 8-GPU "
+       "platform (AMD MI300X datasheet: 896 GB/s aggregate bidirectional); bus bandwidth at "
+       "H100's 370/450 ratio (derived, not measured)"},
+      {"network.nvls_bus_gbps", "no in-switch reduction on xGMI (0)"},
+      {"network.nic_gbps", "one 400 Gb/s NIC per GPU, about 48 GB/s achieved (as H100's)"}};
+  return f;
+}
+
 const std::map<std::string, HardwareProfile, std::less<>>& builtins() {
   static const auto profiles = [] {
     Figures h200 = hopper();
     h200.memory_gb = 141;
     h200.memory_tbps = 4.8;
     h200.sources["memory"] = "NVIDIA H200 SXM datasheet: 141 GB HBM3e, 4.8 TB/s";
-    h200.sources["peak_tflops"] = "NVIDIA H200 SXM datasheet: the H100 SXM5's tensor throughput";
+    h200.sources["peak_tflops"] =
+        "NVIDIA H200 SXM datasheet: the H100 SXM5's tensor throughput (dense BF16 989, FP8 1,979 "
+        "TFLOP/s; same GH100 die at 700 W)";
+    h200.sources["network.nvlink_bus_gbps"] =
+        "H200 SXM: NVLink 4 at 900 GB/s bidirectional as H100 SXM5 (NVIDIA datasheet), so H100's "
+        "measured 370 GB/s bus bandwidth";
     Figures h800 = hopper();
     h800.nvlink_bus_gbps = 165;
     h800.nvls_bus_gbps = 0;
@@ -174,11 +322,18 @@ const std::map<std::string, HardwareProfile, std::less<>>& builtins() {
         "direction, at H100's 82 % achieved bus bandwidth 165 GB/s";
     h800.sources["network.nvls_bus_gbps"] = "NVLink SHARP not assumed on H800 (0)";
     std::map<std::string, HardwareProfile, std::less<>> m;
-    for (const auto& [name, figures] : {std::pair<std::string, Figures>{"h100-sxm", hopper()},
-                                        std::pair<std::string, Figures>{"h200-sxm", h200},
-                                        std::pair<std::string, Figures>{"h800-sxm", h800},
-                                        std::pair<std::string, Figures>{"a100-sxm", ampere()}}) {
-      m.emplace(name, hardware_from_json(profile_json(name, figures), "built-in " + name));
+    for (const auto& [name, figures] :
+         {std::pair<std::string, Figures>{"h100-sxm", hopper()},
+          std::pair<std::string, Figures>{"h200-sxm", h200},
+          std::pair<std::string, Figures>{"h800-sxm", h800},
+          std::pair<std::string, Figures>{"a100-sxm", ampere()},
+          std::pair<std::string, Figures>{"b200", b200()},
+          std::pair<std::string, Figures>{"b300", b300()},
+          std::pair<std::string, Figures>{"gb200-nvl72", gb200_nvl72()},
+          std::pair<std::string, Figures>{"gb300-nvl72", gb300_nvl72()},
+          std::pair<std::string, Figures>{"mi300x", mi300x()}}) {
+      m.emplace(name, hardware_from_json(with_extras(profile_json(name, figures), figures),
+                                         "built-in " + name));
     }
     return m;
   }();
@@ -188,7 +343,8 @@ const std::map<std::string, HardwareProfile, std::less<>>& builtins() {
 }  // namespace
 
 std::vector<std::string> builtin_hardware_names() {
-  return {"h100-sxm", "h200-sxm", "h800-sxm", "a100-sxm"};
+  return {"h100-sxm", "h200-sxm",    "h800-sxm",    "a100-sxm", "b200",
+          "b300",     "gb200-nvl72", "gb300-nvl72", "mi300x"};
 }
 
 std::optional<HardwareProfile> builtin_hardware(std::string_view name) {

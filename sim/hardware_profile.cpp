@@ -69,6 +69,7 @@ double to_human(double si, Unit u) {
 constexpr std::string_view kTopFields[] = {"schema_version",
                                            "name",
                                            "gpus_per_node",
+                                           "gpus_per_host",
                                            "memory_gb",
                                            "peak_tflops",
                                            "memory_tbps",
@@ -251,16 +252,23 @@ std::string profile_name(const json& j, const Reader& r) {
 
 // "peak_tflops": one figure per dtype, nothing else.
 void read_peak_flops(const json& j, const Reader& r, HardwareProfile& hw) {
-  constexpr std::string_view what = "an object with bf16, fp16, fp32 and fp64 TFLOP/s";
+  constexpr std::string_view what =
+      "an object with bf16, fp16, fp32 and fp64 TFLOP/s (and optionally fp8, fp4)";
   const json& v = r.field(j, "peak_tflops", "peak_tflops", what);
   if (!v.is_object()) r.expected("peak_tflops", what, v);
   std::vector<std::string_view> names;
   for (DType t : kDTypes) names.push_back(to_string(t));
+  names.push_back("fp8");
+  names.push_back("fp4");
   r.reject_unknown(v, "peak_tflops.", names);
   for (DType t : kDTypes) {
     hw.peak_flops[static_cast<std::size_t>(t)] =
         r.number(v, "peak_tflops.", to_string(t), Need::positive, kUnitTera);
   }
+  if (v.contains("fp8"))
+    hw.fp8_flops = r.number(v, "peak_tflops.", "fp8", Need::positive, kUnitTera);
+  if (v.contains("fp4"))
+    hw.fp4_flops = r.number(v, "peak_tflops.", "fp4", Need::positive, kUnitTera);
 }
 
 // "compute_efficiency": a table per kernel kind (or kind with a fused function), and "default".
@@ -370,6 +378,7 @@ HardwareProfile parse_profile(const json& j, const Reader& r, std::string_view o
   HardwareProfile hw;
   hw.name = profile_name(j, r);
   hw.gpus_per_node = r.positive_int(j, "", "gpus_per_node");
+  if (j.contains("gpus_per_host")) hw.gpus_per_host = r.positive_int(j, "", "gpus_per_host");
   hw.memory_bytes = r.number(j, "", "memory_gb", Need::positive, kUnitGiga);
   read_peak_flops(j, r, hw);
   hw.memory_bw = r.number(j, "", "memory_tbps", Need::positive, kUnitTera);
@@ -401,6 +410,8 @@ json to_json(const HardwareProfile& hw) {
     peak[std::string(to_string(t))] =
         to_human(hw.peak_flops[static_cast<std::size_t>(t)], kUnitTera);
   }
+  if (hw.fp8_flops > 0) peak["fp8"] = to_human(hw.fp8_flops, kUnitTera);
+  if (hw.fp4_flops > 0) peak["fp4"] = to_human(hw.fp4_flops, kUnitTera);
   json compute = json::object();
   for (const auto& [kind, table] : hw.compute_efficiency) compute[kind] = table_to_json(table);
   const auto& n = hw.network;
@@ -433,6 +444,7 @@ json to_json(const HardwareProfile& hw) {
       {"comm_interference", hw.comm_interference},
       {"network", std::move(network)},
   };
+  if (hw.gpus_per_host > 0) out["gpus_per_host"] = hw.gpus_per_host;
   if (!hw.attention_kernels.empty()) {
     json families = json::object();
     for (const auto& [family, t] : hw.attention_kernels) {

@@ -62,8 +62,15 @@ struct HardwareProfile {
   int gpus_per_node = 8;
   double memory_bytes = 0;
   std::array<double, 4> peak_flops{};  // FLOP/s indexed by DType (bf16, fp16, fp32, fp64)
-  double memory_bw = 0;                // bytes/s
-  double launch_overhead = 0;          // s added to every kernel
+  // Dense tensor-core FLOP/s of the 8-bit and 4-bit formats (peak_tflops.fp8 / .fp4, optional;
+  // 0: the GPU has no such tensor cores). FP8 covers E4M3/E5M2 with per-tensor or block scales
+  // (MXFP8 on Blackwell), FP4 NVFP4 / MXFP4.
+  double fp8_flops = 0, fp4_flops = 0;
+  // GPUs of one physical host when the NVLink domain (gpus_per_node: meshsim's node is the
+  // NVLink domain) spans several hosts, as GB200 NVL72's 18 trays of 4 GPUs; 0: the same.
+  int gpus_per_host = 0;
+  double memory_bw = 0;        // bytes/s
+  double launch_overhead = 0;  // s added to every kernel
   // Per kernel kind name (see to_string(KernelKind)), or "<kind>.<fn>" for a kind with a fused
   // function (efficiency_key() in sim/compute_model.hpp); "default" applies to kinds not listed.
   std::map<std::string, EfficiencyTable> compute_efficiency;

@@ -21,6 +21,7 @@
 #include "tools/model_flag.hpp"
 #include "tools/output_file.hpp"
 #include "tools/run_report.hpp"
+#include "tools/sharding_flags.hpp"
 #include "tools/simulate_outputs.hpp"
 #include "tools/step_request.hpp"
 #include "tools/sweep.hpp"
@@ -60,6 +61,7 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   j["recompute"] = to_string(p.recompute);
   j["attention"] = to_string(p.attention);
   j["distributed_optimizer"] = p.distributed_optimizer;
+  if (p.sharding.zero >= 2) j["sharding"] = describe_sharding(p.sharding);
   j["overlap_param_gather"] = p.overlap_param_gather;
   j["overlap_grad_reduce"] = p.overlap_grad_reduce;
   j["sequence_parallel"] = p.sequence_parallel;
@@ -117,7 +119,9 @@ std::vector<OptionSpec> step_options() {
        "pipeline schedule [1f1b]"},
       {"--cp-variant", "ring|zigzag", "ring-attention load balance [zigzag]"},
       {"--cp-rotate", "p2p|allgather|alltoall", "how K/V move around the CP ring [p2p]"},
-      {"--recompute", "none|selective|full", "activation recomputation [none]"},
+      {"--recompute", "none|selective|full|selective-op",
+       "activation recomputation; selective-op: torchtitan's op-level policy (save every other "
+       "matmul's output) [none]"},
       {"--num-microbatches-with-partial-activation-checkpoints", "N|auto",
        "micro-batch-level recompute (Korthikanti et al. 2022, App. C; Megatron-LM's flag), with "
        "--recompute selective|full: in each rank's window of outstanding backward passes the "
@@ -147,6 +151,7 @@ std::vector<OptionSpec> step_options() {
        "simulate every rank (default: only tp index 0 and dp index 0 are built, TP and DP "
        "collectives timed for the whole group)"},
   };
+  for (auto& o : sharding_options()) specs.push_back(std::move(o));
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
   return specs;
 }
@@ -251,12 +256,13 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out, std::
   p.cp_variant = *parse_ring_variant(args.get_choice("--cp-variant", "zigzag", {"ring", "zigzag"}));
   p.kv_rotation =
       *parse_kv_rotation(args.get_choice("--cp-rotate", "p2p", {"p2p", "allgather", "alltoall"}));
-  p.recompute =
-      *parse_recompute(args.get_choice("--recompute", "none", {"none", "selective", "full"}));
+  p.recompute = *parse_recompute(
+      args.get_choice("--recompute", "none", {"none", "selective", "full", "selective-op"}));
   p.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
   p.distributed_optimizer = args.has("--distributed-optimizer");
   p.overlap_param_gather = args.has("--overlap-param-gather");
+  read_sharding(args, p);
   p.overlap_grad_reduce = !args.has("--no-overlap-grad-reduce");
   if (p.overlap_param_gather && !p.distributed_optimizer) {
     throw InputError("--overlap-param-gather needs --distributed-optimizer");
@@ -352,11 +358,14 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
       p.schedule == PipelineSchedule::interleaved ? fmt::format(" vp {}", p.vp) : "");
   s += fmt::format(
       "  {} schedule, {} microbatches of {} x {} tokens (gbs {}), recompute {}{}, {}sequence "
-      "parallel, {} optimizer{}\n",
+      "parallel, {}{}\n",
       to_string(p.schedule), microbatches(p), p.microbatch_size, seq, p.global_batch,
       std::string(to_string(p.recompute)) + micro_level(p),
       p.attention == AttentionCore::flash ? "" : ", attention materialized",
-      p.sequence_parallel ? "" : "no ", p.distributed_optimizer ? "distributed" : "replicated",
+      p.sequence_parallel ? "" : "no ",
+      p.sharding.zero >= 2
+          ? "sharding " + describe_sharding(p.sharding)
+          : (p.distributed_optimizer ? "distributed optimizer" : "replicated optimizer"),
       p.cp > 1 ? fmt::format(", CP {} / {}", to_string(p.cp_variant), to_string(p.kv_rotation))
                : "");
   s += fmt::format("step time      {:.6f} s\n", step_s);
@@ -377,6 +386,11 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
         st.rank, fmt::join(st.chunk_layers, "+"), st.weights / 1e9, st.gradients / 1e9,
         st.optimizer / 1e9, st.activations / 1e9, st.recompute_working / 1e9, st.cp_buffers / 1e9,
         st.total() / 1e9);
+  }
+  if (mem.stages.front().unsharded > 0) {
+    s += fmt::format(
+        "  (total includes ZeRO-3 / FSDP unsharded unit buffers: {:.2f} GB on pipeline rank {})\n",
+        mem.stages[static_cast<std::size_t>(mem.peak_rank)].unsharded / 1e9, mem.peak_rank);
   }
   if (mem.split.uneven) s += fmt::format("layer split    {}\n", mem.split.rule);
   s += fmt::format(

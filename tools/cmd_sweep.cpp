@@ -23,6 +23,7 @@
 #include "tools/field_flags.hpp"
 #include "tools/model_flag.hpp"
 #include "tools/output_file.hpp"
+#include "tools/sharding_flags.hpp"
 #include "tools/simulation.hpp"
 #include "tools/sweep.hpp"
 #include "tools/sweep_explain.hpp"
@@ -135,7 +136,7 @@ void decode_rows(const std::vector<std::byte>& bytes, const std::vector<StepPlan
 }
 
 std::vector<OptionSpec> sweep_options() {
-  return {
+  std::vector<OptionSpec> specs = {
       {"--model", "NAME|FILE",
        "llama3-8b, llama3-70b, llama3-405b, gpt3-175b, a JSON file, or a Hugging Face "
        "config.json or its folder [llama3-70b]"},
@@ -156,7 +157,7 @@ std::vector<OptionSpec> sweep_options() {
       {"--cp-rotate", "p2p|allgather|alltoall", "K/V rotation of the CP ring [p2p]"},
       {"--seq", "S", "sequence length [8192]"},
       {"--gbs", "B", "global batch in sequences [512]"},
-      {"--recompute", "none|selective|full", "activation recompute [selective]"},
+      {"--recompute", "none|selective|full|selective-op", "activation recompute [selective]"},
       {"--attention", "flash|materialized",
        "attention core: fused FlashAttention, or QK^T / softmax / dropout / PV over kept s x s "
        "scores as Megatron-LM before FlashAttention (cp 1) [flash]"},
@@ -176,6 +177,8 @@ std::vector<OptionSpec> sweep_options() {
        "('tp4 pp2 cp1 vp1 mbs1 1f1b'; a field left out is its list's single value): the rule it "
        "breaks with its numbers, or its memory and simulated step"},
   };
+  for (auto& o : sharding_options()) specs.push_back(std::move(o));
+  return specs;
 }
 
 // The plan lists of the flags: the cluster size (--gpus or --nodes), the tp, pp, cp, vp, mbs,
@@ -205,11 +208,13 @@ PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
   base.global_batch = args.get_int("--gbs", defaults.base.global_batch, 1, std::int64_t{1} << 24);
   base.kv_rotation = *parse_kv_rotation(args.get_choice(
       "--cp-rotate", to_string(defaults.base.kv_rotation), {"p2p", "allgather", "alltoall"}));
-  base.recompute = *parse_recompute(args.get_choice(
-      "--recompute", to_string(defaults.base.recompute), {"none", "selective", "full"}));
+  base.recompute =
+      *parse_recompute(args.get_choice("--recompute", to_string(defaults.base.recompute),
+                                       {"none", "selective", "full", "selective-op"}));
   base.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
   base.distributed_optimizer = args.has("--distributed-optimizer");
+  read_sharding(args, base);
   base.sequence_parallel = !args.has("--no-sequence-parallel");
   return lists;
 }
@@ -288,9 +293,12 @@ void print_sweep(std::ostream& out, const std::vector<SweepRow>& rows,
                  std::chrono::steady_clock::time_point started) {
   std::int64_t oom = 0;
   for (const auto& r : rows) oom += r.oom ? 1 : 0;
-  out << fmt::format("sweep: {} on {} x {} ({} GPUs), seq {}, global batch {} sequences\n",
+  out << fmt::format("sweep: {} on {} x {} ({} GPUs), seq {}, global batch {} sequences{}\n",
                      model.name, lists.gpus / hw.gpus_per_node, hw.name, lists.gpus, lists.base.seq,
-                     lists.base.global_batch);
+                     lists.base.global_batch,
+                     lists.base.sharding.zero >= 2
+                         ? ", every plan with sharding " + describe_sharding(lists.base.sharding)
+                         : "");
   out << fmt::format("{} combinations, {} valid plans, {} OOM, {} simulated\n", space.combinations,
                      space.plans.size(), oom, best.size());
   print_rejections(out, space);

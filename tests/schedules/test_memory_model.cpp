@@ -312,3 +312,32 @@ TEST_CASE("memory model: plans the model cannot take are rejected with the rule"
   CHECK_FALSE(parse_recompute("partial").has_value());
   CHECK(to_string(Recompute::full) == "full");
 }
+
+TEST_CASE("memory model: torchtitan's selective-op recompute and FSDP2 state (llama3-8b)") {
+  // torchtitan's Llama 3 8B run: tp 1, mbs 2, seq 8192, FSDP over 8 GPUs.
+  const TransformerModel m = *builtin_model("llama3-8b");
+  MemoryPlan p;
+  p.dp = 8;
+  p.seq = 8192;
+  p.microbatch_size = 2;
+  p.recompute = Recompute::selective_op;
+  // sbh = 2 · 8192 · 4096 = 67,108,864, e = 2. Saved: layer input, wq out, attention out, w2 out
+  // 4 · e·sbh = 536,870,912; wv out e·sb·kv = 2 · 16384 · 1024 = 33,554,432; w1 out
+  // e·sb·f = 2 · 16384 · 14336 = 469,762,048; the lse 4 · 32 · 8192 · 2 = 2,097,152.
+  const ActivationTerms a = activation_terms(m, p);
+  CHECK(a.layer_stored == 1'042'284'544.0);
+  CHECK(a.layer_working == a.layer_none - a.layer_stored);
+  p.distributed_optimizer = true;
+  p.sharding.zero = 3;
+  p.sharding.fsdp = true;
+  const MemoryEstimate est = estimate_memory(m, p, with_memory(96e9));
+  const StageMemory& st = est.stages.at(0);
+  const double n = static_cast<double>(st.parameters);
+  // FSDP2: (4 + 4 + 8) / 8 bytes per parameter.
+  CHECK(st.weights == doctest::Approx(4 * n / 8));
+  CHECK(st.gradients == doctest::Approx(4 * n / 8));
+  CHECK(st.optimizer == doctest::Approx(8 * n / 8));
+  // Units: embedding 128256 · 4096 = 525,336,576; head + final norm 525,340,672; the two gathered
+  // in bf16 + the largest's bf16 gradient and fp32 reduce-scatter input (6 bytes).
+  CHECK(st.unsharded == doctest::Approx((525'340'672.0 + 525'336'576.0) * 2 + 525'340'672.0 * 6));
+}

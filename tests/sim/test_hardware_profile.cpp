@@ -73,7 +73,8 @@ TEST_CASE("hardware profile: interpolate_efficiency is linear in log(size) and c
 
 TEST_CASE("hardware profile: built-ins carry the public figures") {
   CHECK(meshsim::builtin_hardware_names() ==
-        std::vector<std::string>{"h100-sxm", "h200-sxm", "h800-sxm", "a100-sxm"});
+        std::vector<std::string>{"h100-sxm", "h200-sxm", "h800-sxm", "a100-sxm", "b200", "b300",
+                                 "gb200-nvl72", "gb300-nvl72", "mi300x"});
   const auto h = h100();
   CHECK(h.name == "h100-sxm");
   CHECK(h.gpus_per_node == 8);
@@ -233,8 +234,10 @@ TEST_CASE("hardware profile: malformed fields name the field and what was expect
        "field 'peak_tflops.bf16': expected a positive number"},
       {"missing fp64 peak", [](json& j) { j["peak_tflops"].erase("fp64"); },
        "field 'peak_tflops.fp64': missing"},
-      {"unknown dtype", [](json& j) { j["peak_tflops"]["fp8"] = 1979; },
-       "field 'peak_tflops.fp8': unknown field"},
+      {"unknown dtype", [](json& j) { j["peak_tflops"]["int8"] = 1979; },
+       "field 'peak_tflops.int8': unknown field"},
+      {"negative fp8 peak", [](json& j) { j["peak_tflops"]["fp8"] = -1; },
+       "field 'peak_tflops.fp8': expected a positive number"},
       {"huge bandwidth", [](json& j) { j["memory_tbps"] = 1e300; },
        "field 'memory_tbps': expected a positive number"},
       {"fractional gpus", [](json& j) { j["gpus_per_node"] = 8.5; },

@@ -1,0 +1,118 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "schedules/training_step.hpp"
+#include "sim/hardware_profile.hpp"
+#include "sim/run.hpp"
+#include "tests/schedules/tiny_models.hpp"
+
+using namespace meshsim;
+
+namespace {
+
+StepPlan fsdp_plan(int pp, int dp, std::int64_t gbs) {
+  StepPlan p;
+  p.pp = pp;
+  p.dp = dp;
+  p.global_batch = gbs;
+  p.distributed_optimizer = true;
+  p.sharding.zero = 3;
+  p.sharding.fsdp = true;
+  return p;
+}
+
+struct OpCount {
+  int gathers = 0, reduce_scatters = 0, all_reduces = 0, recompute_gemms = 0;
+};
+
+OpCount count_rank(const Program& prog, int rank) {
+  OpCount c;
+  for (const Op& op : prog.ops) {
+    if (op.rank != rank) continue;
+    const auto* coll = std::get_if<CollectiveCall>(&op.body);
+    if (op.name.rfind("fsdp all-gather", 0) == 0) ++c.gathers;
+    if (coll && coll->kind == CollectiveKind::reduce_scatter) ++c.reduce_scatters;
+    if (op.name.rfind("hsdp grad all-reduce", 0) == 0) ++c.all_reduces;
+    const auto* k = std::get_if<KernelCall>(&op.body);
+    if (k && k->kind == KernelKind::gemm && op.name.rfind("recompute ", 0) == 0)
+      ++c.recompute_gemms;
+  }
+  return c;
+}
+
+Nanos step_time(const TransformerModel& m, const StepPlan& p, const HardwareProfile& hw) {
+  return run_simulation(build_training_step(m, p, hw.gpus_per_node), hw).metrics.makespan;
+}
+
+}  // namespace
+
+TEST_CASE("step sharding: FSDP all-gathers each unit before forward and backward") {
+  // L layers, pp 1: units = embedding + L layers + head = L + 2. Per microbatch: one all-gather
+  // per unit in the forward and again in the backward (resharded after forward), one gradient
+  // reduce-scatter per unit; m = gbs / (dp x mbs) = 8 / 4 = 2 microbatches.
+  const TransformerModel m = test::tiny_gqa_model(3);
+  const HardwareProfile hw = load_hardware("h100-sxm");
+  StepPlan p = fsdp_plan(1, 4, 8);
+  const int units = 3 + 2, micro = 2;
+  OpCount c = count_rank(build_training_step(m, p, hw.gpus_per_node), 0);
+  CHECK(c.gathers == 2 * units * micro);
+  CHECK(c.reduce_scatters == units * micro);
+  CHECK(c.all_reduces == 0);
+  // --no-reshard-after-forward: no backward all-gathers.
+  p.sharding.reshard_after_forward = false;
+  c = count_rank(build_training_step(m, p, hw.gpus_per_node), 0);
+  CHECK(c.gathers == units * micro);
+  // HSDP 2: each unit's reduce-scatter is followed by an all-reduce over the 2 replicas.
+  p.sharding.replicate = 2;
+  c = count_rank(build_training_step(m, p, hw.gpus_per_node), 0);
+  CHECK(c.all_reduces == units * micro);
+}
+
+TEST_CASE("step sharding: folded and unfolded FSDP / HSDP steps take the same time") {
+  // As for the other DP reductions (ARCHITECTURE.md §4.4): the analytical network has no
+  // contention, so the folded replica's collectives timed as the whole group give the unfolded
+  // step time exactly.
+  const TransformerModel m = test::tiny_gqa_model(2);
+  HardwareProfile hw = load_hardware("h100-sxm");
+  hw.gpus_per_node = 2;  // dp and pp cross nodes
+  for (int replicate : {1, 2}) {
+    for (int pp : {1, 2}) {
+      CAPTURE(replicate);
+      CAPTURE(pp);
+      StepPlan p = fsdp_plan(pp, 4, 8);
+      p.sharding.replicate = replicate;
+      const Nanos folded = step_time(m, p, hw);
+      p.fold_dp = false;
+      CHECK(step_time(m, p, hw) == folded);
+      CHECK(folded > 0);
+    }
+  }
+}
+
+TEST_CASE("step sharding: ZeRO-2 reduce-scatters every microbatch, ZeRO-1 once") {
+  // dp_buckets 1 and one chunk: one gradient bucket; ZeRO-1 reduces it once per step, ZeRO-2
+  // once per microbatch (m = 8 / 2 = 4).
+  const TransformerModel m = test::tiny_gqa_model(2);
+  const HardwareProfile hw = load_hardware("h100-sxm");
+  StepPlan p;
+  p.dp = 2;
+  p.global_batch = 8;
+  p.dp_buckets = 1;
+  p.distributed_optimizer = true;
+  p.sharding.zero = 1;
+  CHECK(count_rank(build_training_step(m, p, hw.gpus_per_node), 0).reduce_scatters == 1);
+  p.sharding.zero = 2;
+  CHECK(count_rank(build_training_step(m, p, hw.gpus_per_node), 0).reduce_scatters == 4);
+}
+
+TEST_CASE("step sharding: selective-op recomputes every other matmul") {
+  // SwiGLU: wq wk wv wo w1 w3 w2, the 2nd, 4th and 6th (wk, wo, w3) recomputed: 3 GEMMs per
+  // layer and microbatch; 2 layers, m = 2.
+  const TransformerModel m = test::tiny_gqa_model(2);
+  const HardwareProfile hw = load_hardware("h100-sxm");
+  StepPlan p;
+  p.global_batch = 2;
+  p.recompute = Recompute::selective_op;
+  CHECK(count_rank(build_training_step(m, p, hw.gpus_per_node), 0).recompute_gemms == 3 * 2 * 2);
+}

@@ -1,0 +1,36 @@
+#include <doctest/doctest.h>
+
+#include "sim/hardware_profile.hpp"
+
+TEST_CASE("builtin hardware: Blackwell, NVL72 and MI300X built-ins") {
+  // Dense per-GPU figures from the datasheets (sim/builtin_hardware.cpp): NVIDIA's FP8 is twice
+  // BF16 on every part, FP4 twice FP8 on B200 / GB200 and three times on GB300 (Blackwell Ultra).
+  const auto b200 = meshsim::load_hardware("b200");
+  CHECK(b200.peak_flops[0] == doctest::Approx(2250e12));
+  CHECK(b200.fp8_flops == doctest::Approx(2 * 2250e12));
+  CHECK(b200.fp4_flops == doctest::Approx(4 * 2250e12));
+  CHECK(b200.memory_bytes == doctest::Approx(180e9));
+  CHECK(b200.gpus_per_node == 8);
+  CHECK(b200.gpus_per_host == 0);
+  // NVLink 5 bus bandwidth: 900 GB/s per direction at H100's 370/450.
+  CHECK(b200.network.nvlink_bus_bw == doctest::Approx(740e9));
+  const auto gb300 = meshsim::load_hardware("gb300-nvl72");
+  CHECK(gb300.fp4_flops == doctest::Approx(3 * gb300.fp8_flops));
+  for (const char* name : {"gb200-nvl72", "gb300-nvl72"}) {
+    CAPTURE(name);
+    const auto hw = meshsim::load_hardware(name);
+    // One NVLink domain of 72 GPUs over 18 hosts of 4, one NIC per GPU.
+    CHECK(hw.gpus_per_node == 72);
+    CHECK(hw.gpus_per_host == 4);
+    CHECK(hw.network.nics_per_node == 72);
+    CHECK(!hw.sources.at("gpus_per_node").empty());
+  }
+  const auto mi = meshsim::load_hardware("mi300x");
+  CHECK(mi.peak_flops[0] == doctest::Approx(1307.4e12));
+  CHECK(mi.fp8_flops == doctest::Approx(2614.9e12));
+  CHECK(mi.fp4_flops == 0);  // no FP4 tensor cores
+  CHECK(mi.network.nvls_bus_bw == 0);
+  CHECK(mi.memory_bytes == doctest::Approx(192e9));
+  // The Hopper parts gained their FP8 peak: 2 x BF16.
+  CHECK(meshsim::load_hardware("h100-sxm").fp8_flops == doctest::Approx(1979e12));
+}

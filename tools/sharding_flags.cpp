@@ -1,0 +1,45 @@
+#include "tools/sharding_flags.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/error.hpp"
+
+namespace meshsim {
+
+std::vector<OptionSpec> sharding_options() {
+  return {
+      {"--zero", "1|2|3",
+       "ZeRO stage over dp x cp: 1 optimizer state (= --distributed-optimizer), 2 + gradients "
+       "(reduce-scattered every microbatch), 3 + parameters (all-gathered per layer)"},
+      {"--fsdp", "",
+       "FSDP2 (ZeRO-3 with fp32 sharded parameters): per-unit parameter all-gather before forward "
+       "and backward, next unit prefetched, gradient reduce-scatter per unit"},
+      {"--hsdp", "R",
+       "FSDP2 sharded within dp x cp / R ranks and replicated over R (implies --fsdp)"},
+      {"--no-reshard-after-forward", "",
+       "with --fsdp: keep parameters gathered from forward to backward (no backward all-gather)"},
+  };
+}
+
+void read_sharding(const Args& args, StepPlan& p) {
+  ShardingPlan& s = p.sharding;
+  s.zero = static_cast<int>(args.get_int("--zero", p.distributed_optimizer ? 1 : 0, 1, 3));
+  s.fsdp = args.has("--fsdp") || args.has("--hsdp");
+  if (s.fsdp) {
+    if (args.has("--zero") && s.zero != 3) {
+      throw InputError(
+          fmt::format("--fsdp shards parameters (ZeRO-3); it contradicts --zero {}", s.zero));
+    }
+    s.zero = 3;
+  }
+  s.replicate = static_cast<int>(args.get_int("--hsdp", 1, 1, 1 << 16));
+  s.reshard_after_forward = !args.has("--no-reshard-after-forward");
+  if (s.zero >= 1) p.distributed_optimizer = true;
+  if (p.overlap_param_gather && s.zero >= 3) {
+    throw InputError(
+        "--overlap-param-gather applies to ZeRO-1/2; with --fsdp or --zero 3 the parameters are "
+        "all-gathered per unit before each forward");
+  }
+}
+
+}  // namespace meshsim
