@@ -56,7 +56,10 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pth_text=$(printf '%s\n' "$repo/build/dev/python" "$repo/build/release/python")
 link_python_module() {
   [[ -d ${PTH%/*} ]] || return 0 # no Debian python3 (yet): nothing to link
-  [[ -f $PTH && $(cat "$PTH") == "$pth_text" ]] && return 0
+  if [[ -f $PTH && $(cat "$PTH") == "$pth_text" ]]; then
+    ((check_only)) || link_path_python
+    return 0
+  fi
   if ((check_only)); then
     echo "setup: $PTH does not name this checkout's Python module"
     return 1
@@ -66,6 +69,21 @@ link_python_module() {
     return 1
   fi
   echo "setup: $PTH names $repo/build/{dev,release}/python"
+  link_path_python
+}
+# A python3 earlier on PATH than Debian's (pyenv, a virtualenv) of the same X.Y loads the same
+# extension ABI: name the module folders in its site-packages too, so plain `python3` imports it.
+link_path_python() {
+  local debian_xy path_xy site
+  debian_xy=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || return 0
+  path_xy=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || return 0
+  [[ $debian_xy == "$path_xy" ]] || return 0
+  site=$(python3 -c 'import site; print(site.getsitepackages()[0])' 2>/dev/null) || return 0
+  [[ -d $site && $site != "${PTH%/*}" ]] || return 0
+  [[ -f $site/meshsim.pth && $(cat "$site/meshsim.pth") == "$pth_text" ]] && return 0
+  if printf '%s\n' "$pth_text" | "${as_root[@]}" tee "$site/meshsim.pth" >/dev/null; then
+    echo "setup: $site/meshsim.pth names $repo/build/{dev,release}/python"
+  fi
 }
 if [[ $(id -u) -eq 0 ]]; then
   as_root=(env DEBIAN_FRONTEND=noninteractive)
