@@ -97,7 +97,7 @@ void JsonField::expect_array() const {
 nlohmann::json parse_json_text(std::string_view text, std::string_view origin) {
   try {
     return nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number past double
     std::string msg = e.what();
     for (char& c : msg) {
       if (c == '\n') c = ' ';
