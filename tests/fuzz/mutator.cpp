@@ -115,9 +115,13 @@ void Mutator::mutate_node(json& doc) {
   collect(doc, nodes);
   json& target = *nodes[below(nodes.size())];
   if (target.is_number_integer() && below(2) == 0) {
+    // Wrapping arithmetic (unsigned, converted back modulo 2^64 as C++20 defines): the fuzzer
+    // itself must not overflow on the edge values it planted.
     const auto v = target.get<std::int64_t>();
-    const std::array<std::int64_t, 6> nearby = {v + 1, v - 1, v * 2, -v, v / 2, v * 1000};
-    target = nearby[below(nearby.size())];
+    const auto u = static_cast<std::uint64_t>(v);
+    const std::array<std::uint64_t, 6> nearby = {
+        u + 1, u - 1, u * 2, 0 - u, static_cast<std::uint64_t>(v / 2), u * 1000};
+    target = static_cast<std::int64_t>(nearby[below(nearby.size())]);
   } else {
     target = edge_value();
   }
