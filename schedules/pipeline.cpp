@@ -6,6 +6,7 @@
 
 #include "schedules/pipeline_emitter.hpp"
 #include "sim/error.hpp"
+#include "sim/size_math.hpp"
 #include "sim/time.hpp"
 
 namespace meshsim {
@@ -119,8 +120,9 @@ class PipelineBuilder final : private PipelineEmitHost {
     return at(m.gradient ? cs.dy : cs.x, m.microbatch);
   }
 
-  Nanos fixed(double per_rank_seconds) const {
-    return per_rank_seconds < 0 ? -1 : seconds_to_ns(per_rank_seconds / v_);
+  Nanos fixed(double per_rank_seconds, std::string_view field) const {
+    if (per_rank_seconds < 0) return -1;
+    return seconds_to_ns(per_rank_seconds / v_, [&] { return std::string(field); });
   }
 
   OpId emit_compute(int rank, PipeWork work, int mb, int chunk, std::vector<OpId> deps) override {
@@ -130,7 +132,7 @@ class PipelineBuilder final : private PipelineEmitHost {
                  dx = at(cs.dx, mb), dh = at(cs.dh, mb);
     KernelCall call{KernelKind::gemm, cfg_.dtype, fwd, {x, cs.w}, {y, pre}, kPipelineActivation};
     Phase phase = Phase::fwd;
-    Nanos ns = fixed(cfg_.time_f);
+    Nanos ns = fixed(cfg_.time_f, "`time_f`");
     std::string_view letter = "F";
     switch (work) {
       case PipeWork::forward:
@@ -140,7 +142,7 @@ class PipelineBuilder final : private PipelineEmitHost {
         call.inputs = {x, cs.w, dy, pre};
         call.outputs = {dx, cs.dw};
         phase = Phase::bwd;
-        ns = cfg_.time_b < 0 ? -1 : seconds_to_ns((cfg_.time_b + cfg_.time_w) / v_);
+        ns = cfg_.time_b < 0 ? -1 : fixed(cfg_.time_b + cfg_.time_w, "`time_b` + `time_w`");
         letter = "BW";
         break;
       case PipeWork::input_grad:  // dX = dY W^T
@@ -148,7 +150,7 @@ class PipelineBuilder final : private PipelineEmitHost {
         call.inputs = {dy, cs.w, pre};
         call.outputs = {dx, dh};
         phase = Phase::bwd;
-        ns = fixed(cfg_.time_b);
+        ns = fixed(cfg_.time_b, "`time_b`");
         letter = "B";
         break;
       case PipeWork::weight_grad:  // dW += X^T dY
@@ -157,7 +159,7 @@ class PipelineBuilder final : private PipelineEmitHost {
         call.outputs = {cs.dw};
         call.fn = ElementwiseFn::none;
         phase = Phase::wgrad;
-        ns = fixed(cfg_.time_w);
+        ns = fixed(cfg_.time_w, "`time_w`");
         letter = "W";
         break;
       default:
@@ -185,7 +187,8 @@ class PipelineBuilder final : private PipelineEmitHost {
     const OpId op = builder_.add(rank, pair_stream(rank, peer), std::move(name),
                                  OpLabels{Phase::none, -1, -1, boundary, -1}, std::move(call),
                                  after >= 0 ? std::vector<OpId>{after} : std::vector<OpId>{});
-    if (cfg_.p2p_time >= 0) builder_.set_fixed_time(op, seconds_to_ns(cfg_.p2p_time));
+    if (cfg_.p2p_time >= 0)
+      builder_.set_fixed_time(op, seconds_to_ns(cfg_.p2p_time, [] { return "`p2p_time`"; }));
     return op;
   }
 
@@ -220,7 +223,7 @@ void check_pipeline_config(const PipelineConfig& c) {
   }
   if (c.activation_bytes < 0) throw InputError("`activation_bytes` must not be negative");
   constexpr std::int64_t kMaxActions = std::int64_t{1} << 24;
-  if (std::int64_t{c.shape.stages} * c.shape.microbatches * chunks_of(c.shape) > kMaxActions) {
+  if (product_exceeds({c.shape.stages, c.shape.microbatches, chunks_of(c.shape)}, kMaxActions)) {
     throw InputError("`stages` x `microbatches` x chunks exceeds 16 million forward actions");
   }
 }

@@ -8,6 +8,7 @@
 
 #include "schedules/pipeline_orders_steps.hpp"
 #include "sim/error.hpp"
+#include "sim/size_math.hpp"
 
 // Where each order comes from (read for semantics; the code is ours: the 1F1B family in
 // pipeline_orders_1f1b.cpp, the V schedules in pipeline_orders_v.cpp):
@@ -177,9 +178,7 @@ void check_pipeline_shape(const PipelineShape& shape) {
         "interleaved for virtual chunks)",
         shape.chunks, name));
   }
-  const long long work = static_cast<long long>(shape.stages) * shape.microbatches *
-                         static_cast<long long>(std::max(shape.chunks, 2));
-  if (work > kMaxWork) {
+  if (product_exceeds({shape.stages, shape.microbatches, std::max(shape.chunks, 2)}, kMaxWork)) {
     throw InputError(fmt::format(
         "`stages` {} x `microbatches` {} x chunks is too large: at most {} (stage, microbatch, "
         "chunk) actions are supported",

@@ -1,5 +1,6 @@
 #include "schedules/ring_attention.hpp"
 #include "sim/enum_names.hpp"
+#include "sim/size_math.hpp"
 
 #include <array>
 
@@ -169,7 +170,7 @@ void check_config(const RingAttentionConfig& c) {
         fmt::format("`heads` {} must be divisible by `kv_heads` {}", c.heads, c.kv_heads));
   }
   constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
-  if (c.batch * (c.seq / c.cp) > kMaxElements / c.heads / c.head_dim) {
+  if (product_exceeds({c.batch, c.seq / c.cp, c.heads, c.head_dim}, kMaxElements)) {
     throw InputError(
         "`batch` x `seq` / `cp` x `heads` x `head_dim` exceeds 2^40 elements per rank");
   }

@@ -1,11 +1,13 @@
 #include "schedules/step_plan.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "sim/error.hpp"
+#include "sim/size_math.hpp"
 
 namespace meshsim {
 
@@ -43,15 +45,17 @@ std::int64_t max_layers_per_rank(const TransformerModel& model, const StepPlan& 
 // Size estimate: built ranks x microbatches x layers per rank x ops per layer (an upper bound
 // for the usual plans; the guard and the builder's reserve use it).
 std::int64_t estimated_ops(const TransformerModel& model, const StepPlan& plan, bool tp_folded) {
-  const std::int64_t built =
-      std::int64_t{tp_folded ? 1 : plan.tp} * plan.pp * plan.cp * (plan.fold_dp ? 1 : plan.dp);
+  const std::int64_t built_tp = tp_folded ? 1 : plan.tp, built_dp = plan.fold_dp ? 1 : plan.dp;
   // Residual adds and their backward: 8 (2 forward, up to 4 backward, 2 when recomputed). A
   // materialized attention core adds its GEMMs and score kernels (3 forward, 5 backward, 3 more
   // when recomputed).
   const std::int64_t per_layer =
       48 + 8 * std::int64_t{plan.cp} + (plan.attention == AttentionCore::materialized ? 12 : 0);
   const std::int64_t layers_per_rank = max_layers_per_rank(model, plan);
-  return built * microbatches(plan) * std::max<std::int64_t>(layers_per_rank, 1) * per_layer;
+  // Saturates: a product past int64 is over any guard's limit anyway.
+  return checked_product({built_tp, plan.pp, plan.cp, built_dp, microbatches(plan),
+                          std::max<std::int64_t>(layers_per_rank, 1), per_layer})
+      .value_or(std::numeric_limits<std::int64_t>::max());
 }
 
 void check_step_size(const TransformerModel& model, const StepPlan& plan, bool tp_folded) {

@@ -1,5 +1,6 @@
 #include "schedules/tp_linear.hpp"
 #include "sim/enum_names.hpp"
+#include "sim/size_math.hpp"
 
 #include <algorithm>
 #include <array>
@@ -235,11 +236,10 @@ void check_config(const TpLinearConfig& c) {
   }
   // Keep every tensor (and its byte count) far from int64 overflow.
   constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
-  const std::int64_t widest = std::max(c.in_features, c.out_features);
-  if (c.tokens > kMaxElements / widest) {
+  if (product_exceeds({c.tokens, std::max(c.in_features, c.out_features)}, kMaxElements)) {
     throw InputError("`tokens` x max(`in`, `out`) exceeds 2^40 elements");
   }
-  if (c.in_features > kMaxElements / c.out_features) {
+  if (product_exceeds({c.in_features, c.out_features}, kMaxElements)) {
     throw InputError("`in` x `out` exceeds 2^40 elements");
   }
 }

@@ -209,13 +209,19 @@ void match_p2p(const Program& p, CommPlan& plan, std::vector<std::vector<std::in
 void match_collectives(const Program& p, CommPlan& plan) {
   // Per (group, rank): the collective ops that rank posts on the group, in launch order.
   std::vector<std::unordered_map<int, std::vector<OpId>>> posted(p.groups.size());
+  // Each group's ranks sorted, once per group: every member posts an op on its group, so a linear
+  // membership scan per op would cost O(ranks^2).
+  std::vector<std::vector<int>> sorted_ranks(p.groups.size());
   for (const Op& op : p.ops) {
     const auto* c = std::get_if<CollectiveCall>(&op.body);
     if (c == nullptr) continue;
     const auto& group = p.groups[static_cast<std::size_t>(c->group)];
-    bool member = false;
-    for (int r : group.ranks) member = member || r == op.rank;
-    if (!member) {
+    auto& members = sorted_ranks[static_cast<std::size_t>(c->group)];
+    if (members.empty()) {
+      members = group.ranks;
+      std::sort(members.begin(), members.end());
+    }
+    if (!std::binary_search(members.begin(), members.end(), op.rank)) {
       throw InputError(fmt::format("{} posts a {} on group {} ({}) without being a member",
                                    describe_op(p, op.id), to_string(c->kind), c->group, group.dim));
     }

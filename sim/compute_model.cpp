@@ -84,4 +84,14 @@ HardwareProfile select_attention_kernel(HardwareProfile profile, std::string_vie
   return profile;
 }
 
+Nanos compute_time(const HardwareProfile& hw, const KernelCall& call) {
+  return seconds_to_ns(compute_seconds(hw, call), [&] {
+    return fmt::format(
+        "a {} kernel in {} with the hardware profile's peak_tflops.{} {:g} and "
+        "memory_tbps {:g}",
+        efficiency_key(call), to_string(call.dtype), to_string(call.dtype),
+        hw.peak_flops[static_cast<std::size_t>(call.dtype)] / 1e12, hw.memory_bw / 1e12);
+  });
+}
+
 }  // namespace meshsim

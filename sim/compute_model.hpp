@@ -19,8 +19,7 @@ std::string efficiency_key(const KernelCall& call);
 // `flag` and the families the profile has otherwise.
 HardwareProfile select_attention_kernel(HardwareProfile profile, std::string_view family,
                                         std::string_view flag);
-inline Nanos compute_time(const HardwareProfile& hw, const KernelCall& call) {
-  return seconds_to_ns(compute_seconds(hw, call));
-}
+// compute_seconds in nanoseconds; InputError naming the profile's figures when out of range.
+Nanos compute_time(const HardwareProfile& hw, const KernelCall& call);
 
 }  // namespace meshsim

@@ -40,7 +40,9 @@ Durations estimate_durations(const Program& program, const CommPlan& plan,
       continue;
     }
     const bool same_node = program.mesh.node_of(t.src) == program.mesh.node_of(t.dst);
-    d.transfers.push_back(seconds_to_ns(p2p_cost(hw.network, same_node, t.bytes).seconds));
+    d.transfers.push_back(seconds_to_ns(p2p_cost(hw.network, same_node, t.bytes).seconds, [&] {
+      return fmt::format("a transfer of {} bytes with {}", t.bytes, describe_network(hw.network));
+    }));
   }
 
   d.collectives.reserve(plan.collectives.size());
@@ -60,7 +62,10 @@ Durations estimate_durations(const Program& program, const CommPlan& plan,
       placement = placement_of(program.mesh, g.timed_as.empty() ? g.ranks : g.timed_as);
     }
     d.collectives.push_back(seconds_to_ns(
-        collective_cost(hw.network, inst.kind, *placement, inst.bytes, inst.algo).seconds));
+        collective_cost(hw.network, inst.kind, *placement, inst.bytes, inst.algo).seconds, [&] {
+          return fmt::format("{} of {} bytes with {}", to_string(inst.kind), inst.bytes,
+                             describe_network(hw.network));
+        }));
   }
   d.comm_interference = hw.comm_interference;
   return d;

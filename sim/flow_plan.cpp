@@ -43,7 +43,8 @@ class UsageBuilder {
 
 Nanos latency_ns(const NetworkProfile& net, bool spans_nodes, int steps) {
   return seconds_to_ns(
-      comm_latency(net, spans_nodes ? LinkClass::network : LinkClass::nvlink, steps));
+      comm_latency(net, spans_nodes ? LinkClass::network : LinkClass::nvlink, steps),
+      [&] { return fmt::format("a comm latency with {}", describe_network(net)); });
 }
 
 // Where a collective's ranks sit: its ring in NCCL's order (by node, then GPU), its members per
@@ -147,7 +148,9 @@ void tree_all_reduce_flows(const Topology& topo, const NetworkProfile& net,
   usage.add(hop);
   g.work = m / static_cast<double>(channels);
   const int nodes = static_cast<int>(layout.per_node.size());
-  g.latency = seconds_to_ns(tree_allreduce_latency(net, nodes, std::max(1, n / nodes)));
+  g.latency = seconds_to_ns(tree_allreduce_latency(net, nodes, std::max(1, n / nodes)), [&] {
+    return fmt::format("a tree all-reduce latency with {}", describe_network(net));
+  });
 }
 
 // All-reduce, all-gather, reduce-scatter and broadcast over rings (one channel per rail when the

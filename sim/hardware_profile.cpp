@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/error.hpp"
+#include "sim/json_fields.hpp"
 #include "sim/kernel_call.hpp"
 #include "sim/program.hpp"
 
@@ -486,13 +487,7 @@ HardwareProfile load_hardware(std::string_view name_or_path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (!in) throw InputError(fmt::format("{}: cannot read the file", name_or_path));
-  json j;
-  try {
-    j = json::parse(text.str());
-  } catch (const json::exception& e) {
-    throw InputError(fmt::format("{}: not valid JSON: {}", name_or_path, one_line(e.what())));
-  }
-  return hardware_from_json(j, name_or_path);
+  return hardware_from_json(parse_json_text(text.str(), name_or_path), name_or_path);
 }
 
 std::string hardware_hash(const HardwareProfile& profile) {

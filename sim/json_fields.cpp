@@ -1,5 +1,6 @@
 #include "sim/json_fields.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -96,7 +97,7 @@ void JsonField::expect_array() const {
 nlohmann::json parse_json_text(std::string_view text, std::string_view origin) {
   try {
     return nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number past double
     std::string msg = e.what();
     for (char& c : msg) {
       if (c == '\n') c = ' ';
@@ -106,6 +107,10 @@ nlohmann::json parse_json_text(std::string_view text, std::string_view origin) {
 }
 
 std::string read_text_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(fmt::format("{}: is a folder, expected a file", path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the file", path));
   std::ostringstream ss;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "sim/error.hpp"
@@ -77,6 +78,9 @@ RunMetrics compute_metrics(const Program& program, const CommPlan& plan, const T
   std::vector<std::vector<Interval>> compute(world), comm(world);
   std::vector<std::int64_t> fwd_pairs(world, 0), bwd_pairs(world, 0);
   bool any_fwd = false;
+  // Whether each group spans nodes, placed once: a group's ranks each run one op of it, so placing
+  // it per op would cost O(ranks^2).
+  std::vector<std::optional<bool>> group_spans(program.groups.size());
   for (std::size_t i = 0; i < program.ops.size(); ++i) {
     const Op& op = program.ops[i];
     const auto r = static_cast<std::size_t>(op.rank);
@@ -104,8 +108,9 @@ RunMetrics compute_metrics(const Program& program, const CommPlan& plan, const T
       } else {
         ++m.ranks[r].collectives;
       }
-      const bool spans = placement_of(program.mesh, group.ranks).nodes > 1;
-      (spans ? m.bytes_network : m.bytes_nvlink) += sent;
+      auto& spans = group_spans[static_cast<std::size_t>(c->group)];
+      if (!spans) spans = placement_of(program.mesh, group.ranks).nodes > 1;  // once per group
+      (*spans ? m.bytes_network : m.bytes_nvlink) += sent;
     }
   }
   for (const auto& tr : plan.transfers) {

@@ -216,4 +216,11 @@ double bytes_sent_per_rank(CollectiveKind kind, int ranks, std::int64_t bytes) {
   }
 }
 
+std::string describe_network(const NetworkProfile& net) {
+  return fmt::format(
+      "the hardware profile's network.nvlink_bus_gbps {:g}, network.nvls_bus_gbps {:g}, "
+      "network.nic_gbps {:g}, network.base_latency_us {:g}",
+      net.nvlink_bus_bw / 1e9, net.nvls_bus_bw / 1e9, net.nic_bw / 1e9, net.base_latency * 1e6);
+}
+
 }  // namespace meshsim

@@ -44,6 +44,9 @@ bool uses_nvls(const NetworkProfile& net, const GroupPlacement& placement, Colle
 
 // latency = base + steps x per-step latency of the link class the steps cross (seconds).
 double comm_latency(const NetworkProfile& net, LinkClass link, int steps);
+// The profile's network figures in its own field names and units, for messages about a comm
+// duration out of range: "the hardware profile's network.nvlink_bus_gbps 450, ...".
+std::string describe_network(const NetworkProfile& net);
 
 // Tree all-reduce latency: base + 2 x (ceil(log2 nodes) network steps + (g - 1) NVLink steps).
 double tree_allreduce_latency(const NetworkProfile& net, int nodes, int per_node);

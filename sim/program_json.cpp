@@ -6,6 +6,7 @@
 
 #include "sim/error.hpp"
 #include "sim/json_fields.hpp"
+#include "sim/kernel_operand_check.hpp"
 
 namespace meshsim {
 namespace {
@@ -337,6 +338,7 @@ Program program_from_json(const nlohmann::json& j, std::string_view origin) {
   for (std::size_t i = 0; i < ops.size(); ++i) {
     p.ops.push_back(op_from_json(ops.at(i), static_cast<OpId>(i)));
   }
+  check_kernel_operands(p, origin);
   return p;
 }
 

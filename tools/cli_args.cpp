@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/error.hpp"
+#include "tools/output_file.hpp"
 
 namespace meshsim {
 
@@ -47,6 +48,17 @@ Args::Args(std::string command, std::vector<OptionSpec> specs, std::span<const s
       value = argv[++i];
     }
     values_.emplace_back(name, std::move(value));
+  }
+  if (!help_) check_outputs();
+}
+
+void Args::check_outputs() const {
+  for (const auto& [name, value] : values_) {
+    const OptionSpec& s = spec(name);
+    if (s.output == OutputKind::none) continue;
+    if (value.empty()) throw InputError(fmt::format("{} expects a non-empty value", name));
+    if (s.output == OutputKind::file) check_output_path(value, name);
+    if (s.output == OutputKind::folder) check_output_dir(value, name);
   }
 }
 

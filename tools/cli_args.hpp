@@ -9,15 +9,21 @@
 
 namespace meshsim {
 
+// An output flag's path is checked when the flags are parsed, before any work starts
+// (tools/output_file.hpp): a file's folder must exist and be writable, a folder must be creatable.
+enum class OutputKind { none, file, folder };
+
 struct OptionSpec {
   std::string name;        // "--cp"
   std::string value_name;  // "N"; empty for a switch such as "--json"
   std::string help;
+  OutputKind output = OutputKind::none;
 };
 
 class Args {
  public:
-  // Throws InputError for an unknown flag, a missing value or a repeated flag.
+  // Throws InputError for an unknown flag, a missing value, a repeated flag or an output path
+  // that cannot be written (unless --help was given).
   Args(std::string command, std::vector<OptionSpec> specs, std::span<const std::string> argv);
 
   bool help_requested() const { return help_; }
@@ -36,6 +42,7 @@ class Args {
 
  private:
   const OptionSpec& spec(std::string_view name) const;
+  void check_outputs() const;
   const std::string* find(std::string_view name) const;
 
   std::string command_;

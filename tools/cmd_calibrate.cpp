@@ -38,7 +38,8 @@ std::vector<OptionSpec> calibrate_options() {
       {"--backend", "cpu|cuda", "where the microbenchmarks run [cpu]"},
       {"--out", "FILE",
        "the fitted profile (hardware JSON); the raw measurements go to FILE's stem + "
-       ".measurements.json (required)"},
+       ".measurements.json (required)",
+       OutputKind::file},
       {"--quick", "", "a small grid (seconds instead of minutes): smoke tests, not a real fit"},
       {"--dtype", "bf16|fp16|fp32|fp64", "dtype of the compute grid [bf16]"},
       {"--runs", "N", "timed repetitions per point after one warm-up, median (>= 5) [5]"},
@@ -89,12 +90,7 @@ Request parse_request(const Args& args) {
   }
   r.out = args.get("--out", "");
   if (r.out.empty()) throw InputError("calibrate: --out FILE is required (the fitted profile)");
-  // Checked before the run, so that minutes of measuring are not lost to a typo.
-  const auto folder = std::filesystem::path(r.out).parent_path();
-  if (!folder.empty() && !std::filesystem::is_directory(folder)) {
-    throw InputError(
-        fmt::format("--out {}: cannot write the file (no folder '{}')", r.out, folder.string()));
-  }
+  // Its folder was checked with the flags (OutputKind::file), before minutes of measuring.
   r.calibrate.options.quick = args.has("--quick");
   r.calibrate.options.dtype =
       *parse_dtype(args.get_choice("--dtype", "bf16", {"bf16", "fp16", "fp32", "fp64"}));

@@ -14,6 +14,7 @@
 #include "schedules/collective.hpp"
 #include "sim/error.hpp"
 #include "sim/network_analytical.hpp"
+#include "sim/size_math.hpp"
 #include "tools/commands.hpp"
 #include "tools/output_file.hpp"
 #include "tools/simulate_outputs.hpp"
@@ -97,7 +98,7 @@ CollectiveConfig collective_config(const Args& args, const OutputRequest& out) {
   if (run.op == "sendrecv" && run.ranks < 2) {
     throw InputError("--op sendrecv needs --ranks of at least 2");
   }
-  if (static_cast<std::int64_t>(run.ranks) * run.concurrent > (1 << 20)) {
+  if (product_exceeds({run.ranks, run.concurrent}, 1 << 20)) {
     throw InputError("--ranks x --concurrent exceeds 1048576 operations");
   }
   return run;

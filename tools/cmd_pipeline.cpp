@@ -18,8 +18,9 @@ namespace meshsim {
 int run_pipeline_command(std::span<const std::string> argv, const CommandContext& ctx) {
   const WorkloadFlags& flags = workload_flags("pipeline");
   std::vector<OptionSpec> specs = flags.specs(FlagUse::simulate);
-  specs.push_back({"--diagram", "FILE.svg", "draw the schedule as SVG (ranks as rows, time as x)"});
-  specs.push_back({"--save-program", "FILE", "write the schedule graph as JSON"});
+  specs.push_back({"--diagram", "FILE.svg", "draw the schedule as SVG (ranks as rows, time as x)",
+                   OutputKind::file});
+  specs.push_back({"--save-program", "FILE", "write the schedule graph as JSON", OutputKind::file});
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
   const Args args("pipeline", specs, argv);
   if (args.help_requested()) {

@@ -16,7 +16,8 @@ namespace meshsim {
 
 int run_report_command(std::span<const std::string> argv, const CommandContext& ctx) {
   const std::vector<OptionSpec> specs = {
-      {"--html", "FILE", "write the report as one self-contained HTML page (required)"},
+      {"--html", "FILE", "write the report as one self-contained HTML page (required)",
+       OutputKind::file},
   };
   // The results file comes first; anything starting with "-" there is a flag (--help).
   const bool has_input = !argv.empty() && !argv[0].empty() && argv[0][0] != '-';

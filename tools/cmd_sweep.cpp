@@ -38,6 +38,7 @@ std::vector<std::string> split_list(const std::string& text) {
   std::string item;
   std::istringstream in(text);
   while (std::getline(in, item, ',')) out.push_back(item);
+  if (text.ends_with(',')) out.emplace_back();  // "2,4," has an empty last item, as "2,,4" has
   return out;
 }
 
@@ -165,9 +166,9 @@ std::vector<OptionSpec> sweep_options() {
       {"--no-sequence-parallel", "", "keep activations whole on every TP rank"},
       {"--jobs", "K", "plans simulated at once [the machine's hardware threads]"},
       {"--out", "FILE.csv|FILE.json",
-       "write every row (byte-identical for any --jobs and under mpirun)"},
+       "write every row (byte-identical for any --jobs and under mpirun)", OutputKind::file},
       {"--top", "K", "plans shown [10]"},
-      {"--trace-best", "FILE", "write the Chrome trace of the fastest plan"},
+      {"--trace-best", "FILE", "write the Chrome trace of the fastest plan", OutputKind::file},
       {"--json", "",
        "print the rows as one JSON object instead of the table, with every rejected combination "
        "(\"rejected\": its rule id and reason)"},
@@ -293,9 +294,12 @@ void print_sweep(std::ostream& out, const std::vector<SweepRow>& rows,
                  std::chrono::steady_clock::time_point started) {
   std::int64_t oom = 0;
   for (const auto& r : rows) oom += r.oom ? 1 : 0;
-  out << fmt::format("sweep: {} on {} x {} ({} GPUs), seq {}, global batch {} sequences{}\n",
-                     model.name, lists.gpus / hw.gpus_per_node, hw.name, lists.gpus, lists.base.seq,
-                     lists.base.global_batch,
+  // Whole nodes as "N x <profile>"; fewer GPUs than a node, or a partial node, by the profile.
+  const std::string cluster = lists.gpus % hw.gpus_per_node == 0
+                                  ? fmt::format("{} x {}", lists.gpus / hw.gpus_per_node, hw.name)
+                                  : hw.name;
+  out << fmt::format("sweep: {} on {} ({} GPUs), seq {}, global batch {} sequences{}\n", model.name,
+                     cluster, lists.gpus, lists.base.seq, lists.base.global_batch,
                      lists.base.sharding.zero >= 2
                          ? ", every plan with sharding " + describe_sharding(lists.base.sharding)
                          : "");
@@ -361,6 +365,12 @@ int run_sweep_command(std::span<const std::string> argv, const CommandContext& c
   if (!rows) return 0;  // a rank other than 0 under mpirun
   const std::vector<SweepRow> best = ranked(*rows);
   write_sweep_files(*rows, best, model, hw, o, ctx, started);
+  if (!o.trace_path.empty() && best.empty()) {
+    ctx.err << fmt::format(
+        "meshsim: warning: no plan was simulated, so --trace-best {} was not "
+        "written\n",
+        o.trace_path);
+  }
   if (args.has("--json")) {
     nlohmann::ordered_json j = sweep_json(*rows, model.name, hw.name);
     j["rejected"] = rejections_json(space);

@@ -51,11 +51,13 @@ std::vector<OptionSpec> validate_options() {
        "hardware profile: its GPUs per node (the mesh) and its name in the trace [h100-sxm]"},
       {"--seed", "N", "seed of the deterministic input fills [1]"},
       {"--dump", "DIR",
-       "write the unsharded inputs and outputs as NumPy .npy files into DIR (created)"},
-      {"--trace", "FILE", "write the measured Chrome/Perfetto trace (the simulator's format)"},
+       "write the unsharded inputs and outputs as NumPy .npy files into DIR (created)",
+       OutputKind::folder},
+      {"--trace", "FILE", "write the measured Chrome/Perfetto trace (the simulator's format)",
+       OutputKind::file},
       {"--json", "", "print one JSON object instead of the table"},
       timeout_option(),
-      {"--save-program", "FILE", "write the schedule graph that ran as JSON"},
+      {"--save-program", "FILE", "write the schedule graph that ran as JSON", OutputKind::file},
       {"--compare", "",
        "also simulate the Program with --hardware's profile and report predicted vs measured "
        "per op and end to end; with --trace, both timelines in one trace"},
@@ -326,7 +328,7 @@ ValidateOptions validate_run_options(const Request& req, RunWorld& world,
     return std::make_unique<ShapeKernelRunner>(std::make_unique<CpuKernelRunner>(store, fault));
   };
   options.report_failure = [&world, &ctx](const std::string& what) {
-    ctx.err << fmt::format("meshsim: error: rank {}: {}\n", world.rank(), what);
+    ctx.err << fmt::format("meshsim: error: {}\n", on_rank(world.rank(), what));
     ctx.err.flush();
   };
   return options;
@@ -376,6 +378,15 @@ void prepare(WorkloadCommand w, const Args& args, const LaunchEnv& env, const Co
   req = parse_request(w, args);
   program = req.workload ? build_program(*req.workload) : load_program_file(req.program_path);
   plan = validate_program(program);
+  if (req.fault != InjectedFault::none && !fault_applies(req.fault, program)) {
+    throw InputError(fmt::format(
+        "--inject-fault {}: this Program has no {} to fault ({}), so the check could not fail",
+        to_string(req.fault),
+        req.fault == InjectedFault::lse_merge        ? "lse_merge op (one rank: nothing to merge)"
+        : req.fault == InjectedFault::attention_mask ? "causal attention op"
+                                                     : "GEMM",
+        ranks_of(req)));
+  }
   // Memory before work: refused here, on every rank alike, before MPI starts or allocates.
   const TensorLayout layout = req.workload ? tensor_layout(*req.workload) : TensorLayout{};
   req.memory = estimate_peak_memory(program, plan, layout, req.gather_tensors());

@@ -110,7 +110,7 @@ ValidateOptions suite_validate_options(std::chrono::milliseconds timeout, const 
   ValidateOptions options;
   options.stall_timeout = timeout;
   options.report_failure = [&world, &ctx](const std::string& what) {
-    ctx.err << fmt::format("meshsim: error: rank {}: {}\n", world.rank(), what);
+    ctx.err << fmt::format("meshsim: error: {}\n", on_rank(world.rank(), what));
     ctx.err.flush();
   };
   options.make_kernels = [](TensorStore& store) -> std::unique_ptr<KernelRunner> {

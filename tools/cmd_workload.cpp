@@ -19,8 +19,9 @@ int run_workload_command(std::string_view name, std::span<const std::string> arg
                          const CommandContext& ctx) {
   const WorkloadFlags& flags = workload_flags(name);
   std::vector<OptionSpec> specs = flags.specs(FlagUse::simulate);
-  specs.push_back(
-      {"--save-program", "FILE", "write the schedule graph as JSON (meshsim simulate reads it)"});
+  specs.push_back({"--save-program", "FILE",
+                   "write the schedule graph as JSON (meshsim simulate reads it)",
+                   OutputKind::file});
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
   const Args args(std::string(name), specs, argv);
   if (args.help_requested()) {

@@ -84,13 +84,14 @@ int main(int argc, char** argv) {
     try {
       return c.run(std::span<const std::string>(args).subspan(1), ctx);
     } catch (const meshsim::InputError& e) {
-      std::cerr << "meshsim: error: " << meshsim::in_flag_words(c.name, e.what()) << "\n";
+      // One write per line: under mpirun every rank's stderr shares the terminal.
+      std::cerr << fmt::format("meshsim: error: {}\n", meshsim::in_flag_words(c.name, e.what()));
       return 2;
     } catch (const std::bad_alloc&) {
       std::cerr << "meshsim: error: out of memory\n";
       return 1;
     } catch (const std::exception& e) {
-      std::cerr << "meshsim: internal error: " << e.what() << "\n";
+      std::cerr << fmt::format("meshsim: internal error: {}\n", e.what());
       return 3;
     }
   }

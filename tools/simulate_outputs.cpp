@@ -23,7 +23,8 @@ std::vector<OptionSpec> simulate_output_options() {
       {"--network", "analytical|flow",
        "network model: alpha-beta per call, or flows sharing ports max-min fairly [analytical]"},
       {"--oversubscription", "F", "flow model: node uplinks carry NICs x NIC bandwidth / F [1]"},
-      {"--trace", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)"},
+      {"--trace", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)",
+       OutputKind::file},
       {"--json", "", "print one JSON object instead of the table"},
   };
 }

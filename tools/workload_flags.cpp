@@ -187,7 +187,8 @@ PipelineConfig parse_pipeline_flags(const Args& args, int gpus_per_node, FlagUse
   c.time_b = args.get_number("--time-b", -1, kMaxSeconds);
   c.time_w = args.get_number("--time-w", -1, kMaxSeconds);
   c.p2p_time = args.get_number("--p2p-time", -1, kMaxSeconds);
-  c.activation_bytes = static_cast<std::int64_t>(args.get_number("--activation-bytes", 0, 1e15));
+  // 0 (absent) means tokens x hidden x e; a given value is a whole number of bytes, at least 1.
+  c.activation_bytes = args.get_int("--activation-bytes", 0, 1, std::int64_t{1} << 50);
   c.tokens = args.get_int("--tokens", size_default(use, 4096, kValidatePipeTokens), 1,
                           std::int64_t{1} << 32);
   c.hidden = args.get_int("--hidden", size_default(use, 4096, kValidatePipeHidden), 1,

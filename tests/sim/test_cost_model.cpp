@@ -125,7 +125,8 @@ TEST_CASE("cost model: a folded group is costed as the whole group it is timed a
   const Nanos expected = meshsim::seconds_to_ns(
       meshsim::collective_cost(hw.network, CollectiveKind::all_reduce,
                                meshsim::placement_of(p.mesh, whole), 256 * kMiB)
-          .seconds);
+          .seconds,
+      [] { return "all-reduce"; });
   CHECK(d.collectives[0] == expected);
   CHECK(d.collectives[0] > 0);
 }

@@ -18,3 +18,15 @@ TEST_CASE("require_positive names the field") {
                        InputError);
   CHECK_NOTHROW(require_positive(1, "mbs"));
 }
+
+TEST_CASE("an internal error names its source file relative to the source tree") {
+  std::string what;
+  try {
+    MESHSIM_CHECK(1 + 1 == 3, "arithmetic");
+  } catch (const InvariantError& e) {
+    what = e.what();
+  }
+  // -fmacro-prefix-map strips the build machine's path from __FILE__ (CMakeLists.txt).
+  CHECK(what.starts_with("internal error at tests/sim/test_error.cpp:"));
+  CHECK(what.ends_with(": arithmetic (1 + 1 == 3)"));
+}

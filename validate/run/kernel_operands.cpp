@@ -82,6 +82,30 @@ std::optional<InjectedFault> parse_injected_fault(std::string_view name) {
   return parse_enum_name<InjectedFault>(kFaultNames, name);
 }
 
+bool fault_applies(InjectedFault fault, const Program& program) {
+  for (const Op& op : program.ops) {
+    const auto* call = std::get_if<KernelCall>(&op.body);
+    if (call == nullptr) continue;
+    const auto* attention = std::get_if<AttentionShape>(&call->shape);
+    const bool is_attention =
+        call->kind == KernelKind::attention_fwd || call->kind == KernelKind::attention_bwd;
+    switch (fault) {
+      case InjectedFault::none:
+        return false;
+      case InjectedFault::attention_mask:
+        if (is_attention && attention->mask == MaskMode::causal) return true;
+        break;
+      case InjectedFault::lse_merge:
+        if (call->kind == KernelKind::lse_merge) return true;
+        break;
+      case InjectedFault::gemm_scale:
+        if (call->kind == KernelKind::gemm || call->kind == KernelKind::linear_bwd) return true;
+        break;
+    }
+  }
+  return false;
+}
+
 double gemm_alpha(InjectedFault fault) {
   return fault == InjectedFault::gemm_scale ? kFaultyGemmAlpha : 1.0;
 }

@@ -16,6 +16,7 @@
 #include "kernels/elementwise_math.hpp"
 #include "kernels/views.hpp"
 #include "sim/kernel_call.hpp"
+#include "sim/program.hpp"
 #include "validate/run/slot_views.hpp"
 
 namespace meshsim {
@@ -29,6 +30,10 @@ enum class InjectedFault : std::uint8_t {
 };
 std::string_view to_string(InjectedFault f);
 std::optional<InjectedFault> parse_injected_fault(std::string_view name);
+
+// Whether `fault` changes anything `program` computes: an lse_merge op for lse-merge, a causal
+// attention op for attention-mask, a GEMM for gemm-scale (none: false).
+bool fault_applies(InjectedFault fault, const Program& program);
 
 // InjectedFault::gemm_scale: every GEMM result (forward and gradients) is this much too large.
 inline constexpr double kFaultyGemmAlpha = 1.1;

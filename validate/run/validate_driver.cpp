@@ -9,6 +9,11 @@
 
 namespace meshsim {
 
+std::string on_rank(int rank, std::string_view what) {
+  const std::string prefix = fmt::format("rank {}: ", rank);
+  return what.starts_with(prefix) ? std::string(what) : prefix + std::string(what);
+}
+
 ValidateResult run_validation(const Program& program, const CommPlan& plan,
                               const TensorLayout& layout, RunWorld& world,
                               const ValidateOptions& options) {
@@ -24,7 +29,7 @@ ValidateResult run_validation(const Program& program, const CommPlan& plan,
     kernels = options.make_kernels ? options.make_kernels(setup->store)
                                    : std::make_unique<NullKernelRunner>();
   } catch (const std::exception& e) {
-    failure = fmt::format("rank {}: {}", rank, e.what());
+    failure = on_rank(rank, e.what());
   }
   const bool all_ok = world.all_true(failure.empty());
   const bool root_ok = world.all_true(rank != 0 || failure.empty());

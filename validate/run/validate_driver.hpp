@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/comm_plan.hpp"
@@ -61,6 +62,10 @@ class SetupError : public InputError {
 };
 
 // Collective over the world. The world's size must equal the Program's ranks (checked).
+// "rank R: what", unless `what` already starts with that prefix (a message from a rank's own
+// setup), so a failure is never reported as "rank 0: rank 0: ...".
+std::string on_rank(int rank, std::string_view what);
+
 ValidateResult run_validation(const Program& program, const CommPlan& plan,
                               const TensorLayout& layout, RunWorld& world,
                               const ValidateOptions& options);

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "schedules/ring_attention.hpp"
 #include "sim/error.hpp"
 #include "validate/run/kernel_operands.hpp"
 #include "validate/tensors/tensor_store.hpp"
@@ -101,4 +102,23 @@ TEST_CASE("accumulate and copy bind the first `elements`; operand counts are che
   act.outputs = {s.ids[1]};
   act.shape = VectorShape{8};
   CHECK_THROWS_AS(bind_activation(v, act), InvariantError);
+}
+
+TEST_CASE("an injected fault applies only to a Program with something to fault") {
+  RingAttentionConfig c;
+  c.seq = 16;
+  c.heads = 2;
+  c.kv_heads = 1;
+  c.head_dim = 4;
+  c.cp = 1;  // one rank: one attention block, nothing to merge
+  const Program one = build_ring_attention(c);
+  CHECK_FALSE(fault_applies(InjectedFault::lse_merge, one));
+  CHECK(fault_applies(InjectedFault::attention_mask, one));  // causal by default
+  CHECK_FALSE(fault_applies(InjectedFault::gemm_scale, one));
+  CHECK_FALSE(fault_applies(InjectedFault::none, one));
+  c.cp = 2;
+  CHECK(fault_applies(InjectedFault::lse_merge, build_ring_attention(c)));
+  c.causal = false;
+  c.variant = RingVariant::ring;  // zigzag needs a causal mask
+  CHECK_FALSE(fault_applies(InjectedFault::attention_mask, build_ring_attention(c)));
 }

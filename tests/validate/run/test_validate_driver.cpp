@@ -148,3 +148,9 @@ TEST_CASE("a rank whose setup fails makes every rank fail; rank 0 reports") {
   CHECK(reported[0] == 1);  // rank 0's slot is too small: it reports
   CHECK(reported[1] == 0);  // rank 1 was fine: it fails quietly
 }
+
+TEST_CASE("a rank's failure is prefixed with its rank once") {
+  CHECK(on_rank(0, "cannot allocate") == "rank 0: cannot allocate");
+  CHECK(on_rank(0, "rank 0: cannot allocate") == "rank 0: cannot allocate");
+  CHECK(on_rank(1, "rank 0: cannot allocate") == "rank 1: rank 0: cannot allocate");
+}

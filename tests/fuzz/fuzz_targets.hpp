@@ -1,0 +1,26 @@
+#pragma once
+// The parsers under fuzz, one target each: a seed corpus folder under tests/fuzz/corpus/ and what
+// runs on one mutated input. A target "rejects" an input with InputError (exit 2 in the CLI); any
+// other exception, a crash or a sanitizer report is a failure of the fuzz run.
+#include <string>
+#include <vector>
+
+namespace meshsim::fuzz {
+
+enum class InputKind { json, argv };
+
+// What one input did: parsed, rejected with one line, or failed (internal error, crash, hang).
+struct Outcome {
+  enum { accepted, rejected, failed, timed_out } result;
+  std::string detail;  // the failure's message
+};
+
+struct Target {
+  const char* name;  // also the corpus folder
+  InputKind kind;
+  Outcome (*run)(const std::string& input);  // argv targets: one argument per line
+};
+
+const std::vector<Target>& targets();
+
+}  // namespace meshsim::fuzz
