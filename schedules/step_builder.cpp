@@ -77,16 +77,26 @@ void StepBuilder::begin_rank(const Mesh& mesh, int rank, int pr, int cp_index) {
   } else {
     dp_group_ = builder_.group("dp-cp", full);
   }
+  moe_begin_rank(rank);
 }
 
 void StepBuilder::finish_rank() {
   flush_buckets();
   // The optimizer step after every gradient reduction, then the parameter all-gathers.
-  std::int64_t params = 0;
-  for (int c = 0; c < v_; ++c) params += chunk_params(gs(pr_, c));
+  std::int64_t params = 0, experts = 0;
+  for (int c = 0; c < v_; ++c) {
+    const int stage = gs(pr_, c);
+    params += chunk_params(stage);
+    for (int l = first_layer(stage); l < first_layer(stage) + layer_count(stage); ++l) {
+      experts += expert_params(l);
+    }
+  }
   const bool dist = p_.distributed_optimizer && dp_size_ > 1;
   waits_.insert(waits_.end(), dp_ops_.begin(), dp_ops_.end());
-  const std::int64_t shard = dist ? (params + dp_size_ - 1) / dp_size_ : params;
+  // The expert parameters shard over the expert-data-parallel group instead.
+  const std::int64_t shard =
+      (dist ? (params + dp_size_ - 1) / dp_size_ : params) +
+      (p_.distributed_optimizer ? (experts + edp_size_ - 1) / edp_size_ : experts);
   if (p_.dtype == DType::fp16) {
     // fp16 trains with a dynamic loss scale: the fp32 gradients are unscaled in place and checked
     // for inf/nan before the step (Megatron-LM's _unscale_main_grads_and_check_for_nan).
@@ -107,7 +117,10 @@ void StepBuilder::finish_rank() {
 }
 
 std::int64_t StepBuilder::chunk_params(int stage) const {
-  std::int64_t n = layer_count(stage) * layer_params_;
+  std::int64_t n = 0;
+  for (int l = first_layer(stage); l < first_layer(stage) + layer_count(stage); ++l) {
+    n += layer_params(l);
+  }
   if (stage == 0) n += embedding_params_;
   if (stage + 1 == stages_) n += head_params_;
   return n;
@@ -212,11 +225,12 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
       layer_wgrad(c);
       b.layer_done();
       if (final_wgrad) {
-        b.add(layer_params_);
+        b.add(layer_params(l));
         launch_ready(b, mb, chunk);
       }
     }
     if (final_wgrad && count == 0) launch_ready(b, mb, chunk);
+    if (final_wgrad) reduce_expert_grads(stage, mb, chunk);
     return last_compute_;
   }
   // backward (B + W) or input_grad (B)
@@ -231,11 +245,12 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
     layer_backward(c, with_wgrad);
     b.layer_done();
     if (final_wgrad) {
-      b.add(layer_params_);
+      b.add(layer_params(l));
       launch_ready(b, mb, chunk);
     }
   }
   if (final_wgrad && count == 0) launch_ready(b, mb, chunk);
+  if (final_wgrad) reduce_expert_grads(stage, mb, chunk);
   OpId out = last_compute_;
   if (!waits_.empty()) {
     // The input gradient is complete once the last TP reduction is; the send waits for it.

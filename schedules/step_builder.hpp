@@ -14,6 +14,7 @@
 
 #include "schedules/gradient_buckets.hpp"
 #include "schedules/model_catalog.hpp"
+#include "schedules/moe_plan.hpp"
 #include "schedules/pipeline_emitter.hpp"
 #include "schedules/ring_emitter.hpp"
 #include "schedules/step_plan.hpp"
@@ -73,6 +74,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
         (model.position == PositionEmbedding::learned ? model.seq_len * model.hidden : 0);
     head_params_ = (model.tied_embeddings ? 0 : vocab_shard * model.hidden) + pc.final_norm;
     vocab_shard_ = vocab_shard;
+    moe_setup();
   }
 
   static std::string describe(const TransformerModel& m, const StepPlan& p);
@@ -195,7 +197,15 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
 
   // ---- one transformer layer
   // ---------------------------------------------------------------------
-  std::int64_t qkv_n() const { return (m_.hidden + 2 * m_.kv_hidden()) / t_; }
+  std::int64_t qkv_n() const {
+    // MLA: the q and kv down-projections, whole on every TP rank (step_moe.cpp).
+    if (m_.mla) return m_.mla->q_lora_rank + m_.mla->kv_lora_rank + m_.mla->qk_rope_head_dim;
+    return (m_.q_width() + 2 * m_.kv_hidden()) / t_;
+  }
+  // The projection's input width per rank: the core's output channels / t.
+  std::int64_t proj_k() const {
+    return (m_.mla ? m_.heads * m_.mla->v_head_dim : m_.q_width()) / t_;
+  }
   std::int64_t up_n() const { return (m_.gated_mlp ? 2 : 1) * m_.ffn_hidden / t_; }
 
   void norm(const Ctx& c, const std::string& name, Phase phase) {
@@ -234,6 +244,39 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   void layer_backward(const Ctx& c, bool with_wgrad);
 
   void layer_wgrad(const Ctx& c);
+
+  // ---- MoE layers and MLA (step_moe.cpp) --------------------------------------------------------
+  void moe_setup();
+  void moe_begin_rank(int rank);
+  // The MLP part of layer c.layer: the dense MLP, or the MoE layer (router, dispatch, experts,
+  // combine, shared experts).
+  void mlp_forward(const Ctx& c, const std::string& pre);
+  void mlp_backward(const Ctx& c, bool with_wgrad);
+  void mlp_wgrad(const Ctx& c);
+  void moe_forward(const Ctx& c, const std::string& pre);
+  void moe_backward(const Ctx& c, bool with_wgrad);
+  void moe_wgrad(const Ctx& c);
+  void experts_pass(const Ctx& c, const std::string& pre, bool backward, bool with_wgrad);
+  void expert_wgrads(const Ctx& c);
+  OpId moe_collective(const Ctx& c, std::string name, CollectiveKind kind, GroupId group,
+                      std::int64_t bytes);
+  // The dispatcher's collectives moving token copies to the experts (dispatch, or the combine's
+  // backward) or back (combine, or the dispatch's backward).
+  void move_tokens(const Ctx& c, const std::string& name, bool to_experts);
+  // MLA's q and kv up-projections (per rank: a / t heads) around the core.
+  void mla_up_forward(const Ctx& c, Phase phase, const std::string& pre);
+  void mla_up_backward(const Ctx& c, bool with_wgrad);
+  void mla_up_wgrad(const Ctx& c);
+  // Parameters of layer l on this rank that reduce over dp x cp (an MoE layer's experts reduce
+  // over the expert-data-parallel group instead) and those of its experts.
+  std::int64_t layer_params(int layer) const {
+    return is_moe_layer(m_, layer) ? moe_layer_params_ : layer_params_;
+  }
+  std::int64_t expert_params(int layer) const {
+    return is_moe_layer(m_, layer) ? expert_layer_params_ : 0;
+  }
+  // The expert gradients of a chunk over the expert-data-parallel group (after its last wgrad).
+  void reduce_expert_grads(int stage, int mb, int chunk);
 
   // ---- gradient buckets (schedules/gradient_buckets) --------------------------------------------
   GradientBuckets buckets_for(int stage) const {
@@ -306,6 +349,13 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   std::vector<int> wgrad_passes_;
   std::vector<std::vector<OpId>> param_gathers_;  // [chunk][bucket], overlap_param_gather
   std::vector<int> forwards_;                     // forward passes emitted per chunk
+  // MoE (step_moe.cpp).
+  int ep_ = 1, etp_ = 1, edp_size_ = 1;
+  StreamId ep_comm_ = 0;
+  GroupId ep_group_ = 0, etp_group_ = 0, edp_group_ = 0, ep_etp_group_ = 0;
+  std::int64_t moe_layer_params_ = 0, expert_layer_params_ = 0, dispatch_bytes_ = 0;
+  std::int64_t gathered_bytes_ = 0;          // the ETP all-gather of the received token copies
+  std::vector<std::int64_t> expert_tokens_;  // token copies per local expert (after ETP gather)
 };
 
 }  // namespace meshsim::step_detail

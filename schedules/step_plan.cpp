@@ -51,6 +51,13 @@ std::int64_t estimated_ops(const TransformerModel& model, const StepPlan& plan, 
   const std::int64_t per_layer =
       48 + 8 * std::int64_t{plan.cp} + (plan.attention == AttentionCore::materialized ? 12 : 0);
   const std::int64_t layers_per_rank = max_layers_per_rank(model, plan);
+  if (model.moe) {
+    // An MoE layer: router, top-k, aux loss, permutes, up to 8 dispatcher collectives forward
+    // and backward, 6 GEMMs per local expert (up, down; dgrad, wgrad of each), shared experts.
+    const std::int64_t local = model.moe->experts / std::max(plan.moe.ep, 1);
+    return built * microbatches(plan) * std::max<std::int64_t>(layers_per_rank, 1) *
+           (per_layer + 40 + 6 * local);
+  }
   return built * microbatches(plan) * std::max<std::int64_t>(layers_per_rank, 1) * per_layer;
 }
 
@@ -109,6 +116,8 @@ MemoryPlan memory_plan(const StepPlan& plan) {
   m.attention_core = plan.attention;
   m.layout = plan.layout;
   m.whole_microbatches = plan.num_microbatches_with_partial_activation_checkpoints;
+  m.ep = plan.moe.ep;
+  m.etp = plan.moe.etp;
   return m;
 }
 
@@ -191,6 +200,7 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
         "half chunks)",
         seq, 2 * plan.cp));
   }
+  check_moe_plan(model, plan.moe, plan.tp, plan.cp, plan.dp, plan.sequence_parallel);
   check_memory_plan(model, memory_plan(plan));
   check_pipeline_shape(step_shape(plan));
   // Size guard; TP folding assumed (build_training_step re-checks when it cannot fold).
