@@ -64,3 +64,25 @@ TEST_CASE("plan space: a GPU count the mesh cannot divide leaves only the rule")
   // 8 does not divide 12: every one of the 1 x 1 x 1 x 2 x 1 x 2 x 1 = 4 combinations.
   CHECK(s.rejected.at("tp x pp x cp must divide the GPU count") == 4);
 }
+
+TEST_CASE("plan space: ep and etp of an MoE model fold onto tp x cp x dp") {
+  // mixtral-8x7b (8 experts, expert FFN 14336) on 16 GPUs, pp 1, cp 1: tp 1 or 2, dp 16 / tp.
+  const TransformerModel m = *builtin_model("mixtral-8x7b");
+  PlanLists l = lists_for(16);
+  l.tp = {1, 2};
+  l.pp = {1};
+  l.cp = {1};
+  l.vp = {1};
+  l.schedules = {PipelineSchedule::one_f_one_b};
+  l.ep = {1, 2, 4, 8, 16};
+  l.etp = {1, 2};
+  const PlanSpace s = enumerate_plans(m, l);
+  CHECK(s.combinations == 2 * 5 * 2);
+  // ep x etp must divide tp x dp = 16 (all but ep 16 x etp 2) and ep the 8 experts (not 16):
+  // ep 1, 2, 4, 8 with etp 1 or 2, for tp 1 and 2: 16 plans.
+  CHECK(s.plans.size() == 16);
+  for (const StepPlan& p : s.plans) CHECK(p.moe.ep <= 8);
+  // A dense model takes only ep 1.
+  const PlanSpace dense = enumerate_plans(*builtin_model("llama3-8b"), l);
+  for (const StepPlan& p : dense.plans) CHECK(p.moe.ep == 1);
+}
