@@ -50,6 +50,10 @@ struct MoePlan {
   // Megatron's --moe-expert-capacity-factor: each expert takes at most cf · T·k / E token copies
   // (T·k those of its EP group), the rest are dropped; 0: no capacity, nothing dropped.
   double capacity_factor = 0;
+  // DualPipe's overlap (--overlap-moe-comm, schedule dualpipev): in each overlapped pair the
+  // forward of one chunk and the backward of the other are emitted interleaved, switching at
+  // every EP collective, so each all-to-all runs beside the other part's compute.
+  bool overlap_comm = false;
   bool operator==(const MoePlan&) const = default;
 };
 

@@ -297,6 +297,11 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   // Emits one compute part; returns the op after which its output (activation or input gradient
   // sent to the neighbour stage) is ready.
   OpId emit_compute(int /*pr*/, PipeWork work, int mb, int chunk, std::vector<OpId> deps) override;
+  // --overlap-moe-comm (step_overlap.cpp): the pair's two parts emitted on two threads that hand
+  // a baton back and forth at every EP collective (only one runs at a time: the Program is the
+  // same on every run), each with its own waits and last compute op.
+  OpId emit_pair(int pr, Part first, Part second) override;
+  void yield_to_pair();  // at an EP collective: let the pair's other part emit until its next
 
   // ---- the pipeline exchanges (schedules/pipeline_emitter; pipeline indices) -------------------
   int mesh_peer(int peer_pp) const { return peer_ranks_[static_cast<std::size_t>(peer_pp)]; }
@@ -356,6 +361,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   std::int64_t moe_layer_params_ = 0, expert_layer_params_ = 0, dispatch_bytes_ = 0;
   std::int64_t gathered_bytes_ = 0;          // the ETP all-gather of the received token copies
   std::vector<std::int64_t> expert_tokens_;  // token copies per local expert (after ETP gather)
+  struct PairBaton;
+  PairBaton* baton_ = nullptr;  // set while an overlapped pair is emitted
 };
 
 }  // namespace meshsim::step_detail

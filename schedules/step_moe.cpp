@@ -103,6 +103,7 @@ OpId StepBuilder::moe_collective(const Ctx& c, std::string name, CollectiveKind 
       builder_.add(rank_, ep_comm_, std::move(name), OpLabels{c.phase, c.layer, c.mb, -1, c.chunk},
                    CollectiveCall{kind, group, bytes, p_.dtype}, std::move(deps));
   wait(op);
+  if (group != etp_group_) yield_to_pair();  // after each EP collective (overlap_comm)
   return op;
 }
 

@@ -201,6 +201,14 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
         seq, 2 * plan.cp));
   }
   check_moe_plan(model, plan.moe, plan.tp, plan.cp, plan.dp, plan.sequence_parallel);
+  if (plan.moe.overlap_comm && !model.moe) {
+    throw InputError("`overlap_moe_comm` needs a model with MoE layers");
+  }
+  if (plan.moe.overlap_comm && plan.schedule != PipelineSchedule::dualpipev) {
+    throw InputError(
+        "`overlap_moe_comm` needs `schedule` dualpipev: only its overlapped forward-backward "
+        "pairs give an all-to-all another microbatch's compute to run beside");
+  }
   check_memory_plan(model, memory_plan(plan));
   check_pipeline_shape(step_shape(plan));
   // Size guard; TP folding assumed (build_training_step re-checks when it cannot fold).

@@ -14,6 +14,9 @@ std::vector<OptionSpec> moe_options() {
       {"--routing", "uniform|zipf:S|FILE",
        "token copies per routed expert: uniform, Zipf with exponent S, or a JSON file "
        "{\"tokens_per_expert\": [...]} [uniform]"},
+      {"--overlap-moe-comm", "",
+       "with --schedule dualpipev: each pair's forward and backward interleave at the EP "
+       "collectives, the all-to-all of one microbatch beside the other's compute (DualPipe)"},
       {"--moe-capacity-factor", "F",
        "each expert takes at most F x its uniform share of token copies, the rest are dropped "
        "[no capacity]"},
@@ -28,6 +31,7 @@ MoePlan read_moe_plan(const Args& args) {
       args.get_choice("--moe-token-dispatcher", "alltoall", {"alltoall", "allgather", "flex"}));
   m.routing = parse_routing(args.get("--routing", "uniform"));
   m.capacity_factor = args.get_number("--moe-capacity-factor", 0, 1e6);
+  m.overlap_comm = args.has("--overlap-moe-comm");
   if (args.has("--moe-capacity-factor") && !(m.capacity_factor > 0)) {
     throw InputError("--moe-capacity-factor: expected a number > 0");
   }
@@ -42,6 +46,7 @@ void put_moe_plan(nlohmann::ordered_json& j, const TransformerModel& model, cons
   j["moe_token_dispatcher"] = to_string(p.moe.dispatcher);
   j["routing"] = p.moe.routing.origin;
   if (p.moe.capacity_factor > 0) j["moe_capacity_factor"] = p.moe.capacity_factor;
+  if (p.moe.overlap_comm) j["overlap_moe_comm"] = true;
 }
 
 }  // namespace meshsim

@@ -8,35 +8,13 @@
 #include "sim/hardware_profile.hpp"
 #include "sim/run.hpp"
 #include "sim/step_metrics.hpp"
-#include "tests/schedules/tiny_models.hpp"
+#include "tests/schedules/tiny_moe.hpp"
 
 using namespace meshsim;
+using meshsim::test::plan;
+using meshsim::test::tiny_moe;
 
 namespace {
-
-// tiny_gqa_model with 8 experts of f_e 32, top 2, one dense layer first: layers 1.. are MoE.
-TransformerModel tiny_moe(int layers, int shared = 0) {
-  TransformerModel m = test::tiny_gqa_model(layers);
-  MoeBlock b;
-  b.experts = 8;
-  b.top_k = 2;
-  b.expert_ffn = 32;
-  b.shared_experts = shared;
-  b.shared_ffn = shared > 0 ? 64 : 0;
-  b.first_dense_layers = 1;
-  m.moe = b;
-  return m;
-}
-
-StepPlan plan(int tp, int pp, int dp, int ep, std::int64_t gbs) {
-  StepPlan p;
-  p.tp = tp;
-  p.pp = pp;
-  p.dp = dp;
-  p.moe.ep = ep;
-  p.global_batch = gbs;
-  return p;
-}
 
 std::size_t dim_index(std::string_view dim) {
   for (std::size_t i = 0; i < std::size(kCommDims); ++i) {
