@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "schedules/moe_memory.hpp"
 #include "schedules/pipeline.hpp"
 #include "sim/enum_names.hpp"
 #include "sim/error.hpp"
@@ -359,6 +360,9 @@ MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& 
 
   MemoryEstimate est;
   est.split = split_layers(model.layers, shape, plan.layout);
+  const MoeMemory moe = moe_memory(model, plan);
+  std::vector<int> first_layer(1, 0);  // of each global stage
+  for (const int l : est.split.layers) first_layer.push_back(first_layer.back() + l);
   est.capacity_bytes = hardware.memory_bytes;
   for (int r = 0; r < plan.pp; ++r) {
     MESHSIM_CHECK(inflight[static_cast<std::size_t>(r)] >= 0,
@@ -375,6 +379,14 @@ MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& 
       units.insert(units.end(), static_cast<std::size_t>(layers), layer_params);
       st.parameters += layers * layer_params;
       double chunk = layers * terms.layer_stored, chunk_whole = layers * terms.layer_none;
+      for (int l = first_layer[static_cast<std::size_t>(g)];
+           model.moe && l < first_layer[static_cast<std::size_t>(g) + 1]; ++l) {
+        if (!is_moe_layer(model, l)) continue;
+        st.parameters += moe.moe_layer_params - layer_params + moe.expert_params;
+        st.expert_parameters += moe.expert_params;
+        chunk += moe.activation_delta;
+        chunk_whole += moe.activation_delta;
+      }
       if (g == 0) {
         st.embedding = true;
         chunk += terms.embedding_extra;
@@ -401,6 +413,15 @@ MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& 
       units.push_back(st.parameters - before);
     }
     fill_state(st, plan, units, optimizer_shards);
+    if (st.expert_parameters > 0) {
+      // The experts' optimizer state shards over the expert-data-parallel group instead.
+      const double experts = dbl(st.expert_parameters);
+      st.optimizer +=
+          experts * plan.optimizer_bytes *
+          (plan.distributed_optimizer ? 1.0 / moe.expert_data_parallel - 1.0 / optimizer_shards
+                                      : 0.0);
+      st.moe_buffers = moe.dispatch_buffers;
+    }
     const int whole = plan.recompute != Recompute::none && plan.whole_microbatches
                           ? std::min(*plan.whole_microbatches, st.inflight)
                           : 0;
@@ -431,7 +452,7 @@ MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& 
 json to_json(const MemoryEstimate& est) {
   json stages = json::array();
   for (const auto& st : est.stages) {
-    stages.push_back(json{
+    json stage{
         {"rank", st.rank},
         {"layers", st.chunk_layers},
         {"embedding", st.embedding},
@@ -446,8 +467,13 @@ json to_json(const MemoryEstimate& est) {
         {"cp_buffers", st.cp_buffers},
         {"workspace", st.workspace},
         {"total", st.total()},
-    });
-    if (st.unsharded > 0) stages.back()["unsharded"] = st.unsharded;
+    };
+    if (st.unsharded > 0) stage["unsharded"] = st.unsharded;
+    if (st.expert_parameters > 0) {
+      stage["expert_parameters"] = st.expert_parameters;
+      stage["moe_buffers"] = st.moe_buffers;
+    }
+    stages.push_back(std::move(stage));
   }
   return json{
       {"oom", est.oom},

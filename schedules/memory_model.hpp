@@ -143,6 +143,7 @@ struct MemoryPlan {
   double workspace_bytes = 2e9;  // allowance: CUDA context, cuBLAS/NCCL workspaces, fragmentation
   // Bytes per parameter: Megatron's mixed precision — bf16 weights, fp32 gradient buffer
   // (accumulate-allreduce-grads-in-fp32), fp32 master weights + Adam m + v (4 + 4 + 4).
+  int ep = 1, etp = 0;  // expert parallelism of the MoE layers (etp 0: = tp; moe_memory.hpp)
   double param_bytes = 2;
   double grad_bytes = 4;
   double optimizer_bytes = 12;
@@ -181,9 +182,11 @@ struct StageMemory {
   // This rank's TP shard: layer matrices and column-parallel biases / t, norms and row-parallel
   // biases whole; word embedding and head ceil(V / t) x h (vocabulary-parallel, no padding).
   std::int64_t parameters = 0;
-  double weights = 0;    // parameters x param_bytes
-  double gradients = 0;  // parameters x grad_bytes
-  double optimizer = 0;  // parameters x optimizer_bytes (/ (dp·cp) distributed)
+  std::int64_t expert_parameters = 0;  // MoE: local experts' parameters (in `parameters` too)
+  double moe_buffers = 0;              // MoE: dispatch buffers (schedules/moe_memory.hpp)
+  double weights = 0;                  // parameters x param_bytes
+  double gradients = 0;                // parameters x grad_bytes
+  double optimizer = 0;                // parameters x optimizer_bytes (/ (dp·cp) distributed)
   // inflight x the largest chunk's activations (exact for v = 1); with micro-batch-level
   // recompute w = min(N, inflight) of them whole (no recompute) and the rest as recomputed:
   // w x largest chunk without recompute + (inflight - w) x largest chunk as stored.
@@ -194,7 +197,7 @@ struct StageMemory {
   double unsharded = 0;  // ZeRO-3 / FSDP unsharded unit buffers (schedules/sharding.hpp)
   double total() const {
     return weights + gradients + optimizer + activations + recompute_working + cp_buffers +
-           workspace + unsharded;
+           moe_buffers + workspace + unsharded;
   }
 };
 

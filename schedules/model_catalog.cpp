@@ -61,6 +61,7 @@ std::vector<TransformerModel> builtins() {
   gpt3.position = PositionEmbedding::learned;
   gpt3.dropout = true;
   out.push_back(std::move(gpt3));
+  for (auto& m : moe_builtin_models()) out.push_back(std::move(m));
   return out;
 }
 
@@ -80,7 +81,7 @@ std::optional<PositionEmbedding> parse_position_embedding(std::string_view s) {
 }
 
 json to_json(const TransformerModel& m) {
-  return json{
+  json j{
       {"schema_version", kModelSchemaVersion},
       {"name", m.name},
       {"layers", m.layers},
@@ -97,6 +98,11 @@ json to_json(const TransformerModel& m) {
       {"position_embedding", to_string(m.position)},
       {"dropout", m.dropout},
   };
+  if (m.kv_channels > 0) j["kv_channels"] = m.kv_channels;
+  if (m.moe) j["moe"] = to_json(*m.moe);
+  if (m.mla) j["mla"] = to_json(*m.mla);
+  if (m.mtp_layers > 0) j["mtp_layers"] = m.mtp_layers;
+  return j;
 }
 
 void check_model(const TransformerModel& m, std::string_view origin) {
@@ -113,7 +119,11 @@ void check_model(const TransformerModel& m, std::string_view origin) {
   range("ffn_hidden", m.ffn_hidden, kMaxFfn);
   range("vocab", m.vocab, kMaxVocab);
   range("seq_len", m.seq_len, kMaxSeq);
-  if (m.hidden % m.heads != 0) {
+  if (m.kv_channels < 0 || m.kv_channels > kMaxHidden) {
+    field_error(origin, "kv_channels",
+                fmt::format("expected 0 to {}, got {}", kMaxHidden, m.kv_channels));
+  }
+  if (m.kv_channels == 0 && m.hidden % m.heads != 0) {
     field_error(origin, "heads",
                 fmt::format("expected a divisor of hidden ({}) so that every head has hidden / "
                             "heads channels, got {}",
@@ -124,6 +134,11 @@ void check_model(const TransformerModel& m, std::string_view origin) {
                 fmt::format("expected a divisor of heads ({}) (grouped-query attention shares "
                             "each KV head among heads / kv_heads query heads), got {}",
                             m.heads, m.kv_heads));
+  }
+  if (m.moe) check_moe(*m.moe, m.layers, origin);
+  if (m.mla) check_mla(*m.mla, origin);
+  if (m.mtp_layers < 0 || m.mtp_layers > 64) {
+    field_error(origin, "mtp_layers", fmt::format("expected 0 to 64, got {}", m.mtp_layers));
   }
 }
 
@@ -138,7 +153,7 @@ TransformerModel model_from_json(const json& j, std::string_view origin) {
   }
   top.expect_keys({"schema_version", "name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
                    "vocab", "seq_len", "gated_mlp", "tied_embeddings", "norm", "linear_bias",
-                   "position_embedding", "dropout"});
+                   "position_embedding", "dropout", "kv_channels", "moe", "mla", "mtp_layers"});
   TransformerModel m;
   m.name = top["name"].as_string();
   if (m.name.empty()) top["name"].fail("a non-empty string");
@@ -166,6 +181,10 @@ TransformerModel model_from_json(const json& j, std::string_view origin) {
     m.position = *p;
   }
   if (top.has("dropout")) m.dropout = top["dropout"].as_bool();
+  if (top.has("kv_channels")) m.kv_channels = top["kv_channels"].as_int(0, kMaxHidden);
+  if (top.has("moe")) m.moe = moe_from_json(top["moe"], m.hidden);
+  if (top.has("mla")) m.mla = mla_from_json(top["mla"]);
+  if (top.has("mtp_layers")) m.mtp_layers = static_cast<int>(top["mtp_layers"].as_int(0, 64));
   check_model(m, origin);
   return m;
 }
@@ -198,31 +217,62 @@ TransformerModel load_model(std::string_view name_or_path) {
   return model_from_json(parse_json_text(read_text_file(path), path), path);
 }
 
+namespace {
+
+// Attention weight matrices of one layer (no biases, no norms).
+std::int64_t attention_matrices(const TransformerModel& m) {
+  if (m.mla) return mla_parameters(m) - m.mla->q_lora_rank - m.mla->kv_lora_rank;
+  return 2 * m.hidden * m.q_width() + 2 * m.hidden * m.kv_hidden();
+}
+
+}  // namespace
+
 ParameterCount count_parameters(const TransformerModel& m) {
-  const std::int64_t h = m.hidden, kv = m.kv_hidden(), f = m.ffn_hidden, v = m.vocab;
+  const std::int64_t h = m.hidden, kv = m.kv_hidden(), q = m.q_width(), f = m.ffn_hidden,
+                     v = m.vocab;
   const std::int64_t norm = m.norm == NormKind::layernorm ? 2 * h : h;
   ParameterCount c;
-  c.attention = 2 * h * h + 2 * h * kv + (m.linear_bias ? 2 * h + 2 * kv : 0);
+  c.attention =
+      m.mla ? mla_parameters(m) : attention_matrices(m) + (m.linear_bias ? q + 2 * kv + h : 0);
   c.mlp = (m.gated_mlp ? 3 : 2) * h * f + (m.linear_bias ? (m.gated_mlp ? 2 * f : f) + h : 0);
   c.norms = 2 * norm;
   c.per_layer = c.attention + c.mlp + c.norms;
   c.embedding = v * h + (m.position == PositionEmbedding::learned ? m.seq_len * h : 0);
   c.final_norm = norm;
   c.output_head = m.tied_embeddings ? 0 : v * h;
-  c.total = m.layers * c.per_layer + c.embedding + c.final_norm + c.output_head;
+  c.moe_layers = moe_layer_count(m);
+  std::int64_t layers = m.layers * c.per_layer;
+  if (m.moe) {
+    c.moe_mlp = moe_mlp_parameters(m);
+    c.routed_expert = routed_expert_parameters(m);
+    layers += c.moe_layers * (c.moe_mlp - c.mlp);
+    const std::int64_t last_layer =
+        c.attention + c.norms + (is_moe_layer(m, m.layers - 1) ? c.moe_mlp : c.mlp);
+    c.mtp = m.mtp_layers * (3 * norm + 2 * h * h + last_layer);
+  }
+  c.total = layers + c.embedding + c.final_norm + c.output_head;
+  c.active =
+      c.total -
+      (m.moe ? std::int64_t{c.moe_layers} * (m.moe->experts - m.moe->top_k) * c.routed_expert : 0);
   return c;
 }
 
 std::int64_t matmul_parameters(const TransformerModel& m) {
-  const std::int64_t h = m.hidden;
-  const std::int64_t per_layer =
-      2 * h * h + 2 * h * m.kv_hidden() + (m.gated_mlp ? 3 : 2) * h * m.ffn_hidden;
-  return m.layers * per_layer + m.vocab * h;
+  const std::int64_t dense =
+      attention_matrices(m) + (m.gated_mlp ? 3 : 2) * m.hidden * m.ffn_hidden;
+  const int moe_layers = moe_layer_count(m);
+  const std::int64_t moe = m.moe ? attention_matrices(m) + moe_active_matmul_parameters(m) : 0;
+  return (m.layers - moe_layers) * dense + moe_layers * moe + m.vocab * m.hidden;
 }
 
 double training_flops_per_token(const TransformerModel& m, std::int64_t seq, AttentionFlops mask) {
   const double s = static_cast<double>(seq);
-  const double lh = static_cast<double>(m.layers) * static_cast<double>(m.hidden);
+  // The core's channels per (query, key) pair, halved: (d_qk + d_v)·a / 2, = h for plain
+  // multi-head attention with head_dim = hidden / heads (4·h FLOPs forward per pair).
+  const double width =
+      m.mla ? static_cast<double>(m.heads * (m.mla->qk_head_dim() + m.mla->v_head_dim)) / 2.0
+            : static_cast<double>(m.q_width());
+  const double lh = static_cast<double>(m.layers) * width;
   const double attention = mask == AttentionFlops::full ? 12.0 * lh * s : 6.0 * lh * (s + 1.0);
   return 6.0 * static_cast<double>(matmul_parameters(m)) + attention;
 }

@@ -19,6 +19,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "schedules/moe_model.hpp"
+
 namespace meshsim {
 
 inline constexpr int kModelSchemaVersion = 1;
@@ -45,8 +47,15 @@ struct TransformerModel {
   bool linear_bias = false;  // biases on the QKV, projection, MLP up and down linears
   PositionEmbedding position = PositionEmbedding::rope;
   bool dropout = false;  // dropout layers (their 1-byte masks count as activations)
+  // Channels per attention head when not hidden / heads (Megatron's --kv-channels; Qwen3 and
+  // GPT-OSS set head_dim explicitly); 0: hidden / heads.
+  std::int64_t kv_channels = 0;
+  std::optional<MoeBlock> moe;  // Mixture-of-Experts layers (schedules/moe_model.hpp)
+  std::optional<MlaBlock> mla;  // multi-head latent attention instead of GQA
+  int mtp_layers = 0;           // multi-token prediction modules (DeepSeek-V3: 1)
 
-  std::int64_t head_dim() const { return hidden / heads; }
+  std::int64_t head_dim() const { return kv_channels > 0 ? kv_channels : hidden / heads; }
+  std::int64_t q_width() const { return heads * head_dim(); }       // width of Q (and of the core)
   std::int64_t kv_hidden() const { return kv_heads * head_dim(); }  // width of K (and of V)
   bool operator==(const TransformerModel&) const = default;
 };
@@ -56,7 +65,11 @@ struct TransformerModel {
 //   "kv_heads": 8, "ffn_hidden": 28672, "vocab": 128256, "seq_len": 8192, "gated_mlp": true,
 //   "tied_embeddings": false — all required; optional with defaults: "norm": "rmsnorm" |
 //   "layernorm" (rmsnorm), "linear_bias": false, "position_embedding": "rope" | "learned" (rope),
-//   "dropout": false. Rules: hidden divisible by heads, heads divisible by kv_heads.
+//   "dropout": false, "kv_channels": 0 (head dim; 0 = hidden / heads), "moe": {"experts",
+//   "top_k", "expert_ffn", "shared_experts", "shared_ffn", "first_dense_layers", "layer_freq"},
+//   "mla": {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+//   "v_head_dim"}, "mtp_layers": 0 (schedules/moe_model.hpp; written only when set). Rules:
+//   hidden divisible by heads unless kv_channels is given, heads divisible by kv_heads.
 nlohmann::json to_json(const TransformerModel& model);
 // Throws InputError naming the field ("m.json: field 'kv_heads': expected a divisor of heads ...").
 TransformerModel model_from_json(const nlohmann::json& j, std::string_view origin);
@@ -64,16 +77,24 @@ TransformerModel model_from_json(const nlohmann::json& j, std::string_view origi
 void check_model(const TransformerModel& model, std::string_view origin);
 
 std::vector<std::string> builtin_model_names();
+// The Mixture-of-Experts built-ins, with their sources (schedules/moe_catalog.cpp).
+std::vector<TransformerModel> moe_builtin_models();
 std::optional<TransformerModel> builtin_model(std::string_view name);
 // NAME of a built-in, or a path to a JSON file. Throws InputError with the origin in the message.
 TransformerModel load_model(std::string_view name_or_path);
 
-// Exact parameter count, h = hidden, a = heads, d = h / a, h_kv = kv_heads x d, f = ffn_hidden:
-//   per layer  attention  q h·h + k h·h_kv + v h·h_kv + o h·h (+ biases h + 2·h_kv + h)
+// Exact parameter count, h = hidden, a = heads, d = head_dim, h_q = a·d (= h unless
+// kv_channels), h_kv = kv_heads x d, f = ffn_hidden:
+//   per layer  attention  q h·h_q + k h·h_kv + v h·h_kv + o h_q·h (+ biases h_q + 2·h_kv + h);
+//                         MLA: mla_parameters (schedules/moe_model.hpp)
 //              mlp        3·h·f gated, 2·h·f otherwise   (+ biases 2f + h gated, f + h otherwise)
 //              norms      2 x (h RMSNorm | 2h LayerNorm)
 //   embedding  V·h (+ seq_len·h learned positions); final norm h | 2h;
 //   output head V·h unless tied (no bias).
+//   MoE models: MoE layers (is_moe_layer) have moe_mlp_parameters instead of the dense MLP;
+//   MTP modules (DeepSeek-V3 §2.2) each: 2 input norms, the 2h x h projection, one layer of the
+//   model's last kind and a final norm, sharing the embedding and the head (counted apart from
+//   `total`, as the DeepSeek-V3 report counts 671B + 14B).
 struct ParameterCount {
   std::int64_t attention = 0;  // per layer, biases included
   std::int64_t mlp = 0;        // per layer, biases included
@@ -82,13 +103,20 @@ struct ParameterCount {
   std::int64_t embedding = 0;  // word (+ position) embeddings
   std::int64_t final_norm = 0;
   std::int64_t output_head = 0;  // 0 when tied
-  std::int64_t total = 0;        // layers x per_layer + embedding + final_norm + output_head
+  std::int64_t total = 0;        // every layer + embedding + final_norm + output_head
+  // MoE models (0 otherwise):
+  int moe_layers = 0;
+  std::int64_t moe_mlp = 0;        // per MoE layer: routed + shared experts + router
+  std::int64_t routed_expert = 0;  // one routed expert
+  std::int64_t mtp = 0;            // the MTP modules (not in total)
+  std::int64_t active = 0;         // per token: total less the routed experts it skips
 };
 ParameterCount count_parameters(const TransformerModel& model);
 
 // Weight-matrix parameters every token multiplies through: layers x (attention + MLP matrices,
-// no biases or norms) + the output head V·h (the logits GEMM runs whether or not it is tied). The
-// input embedding is a lookup and costs no matmul FLOPs.
+// no biases or norms; an MoE layer's router, k routed and the shared experts) + the output head V·h
+// (the logits GEMM runs whether or not it is tied). The input embedding is a lookup and costs no
+// matmul FLOPs.
 std::int64_t matmul_parameters(const TransformerModel& model);
 
 // Which (query, key) pairs the attention term counts.

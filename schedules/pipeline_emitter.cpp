@@ -193,7 +193,8 @@ void PipelineEmitter::emit_explicit(int pr, PipelineEmitHost& host) const {
         recvs.clear();
         break;
       }
-      default:
+      default: {
+        std::vector<PipelineEmitHost::Part> parts;
         for (const auto& [work, id] : parts_of(a)) {
           std::vector<PipeMessage> needs, makes;
           messages(pr, work, id.first, id.second, needs, makes);
@@ -204,9 +205,16 @@ void PipelineEmitter::emit_explicit(int pr, PipelineEmitHost& host) const {
               waits.push_back(it->second);
             }
           }
-          last_output = host.emit_compute(pr, work, id.first, id.second, std::move(waits));
+          parts.push_back({work, id.first, id.second, std::move(waits)});
           waits.clear();
         }
+        if (parts.size() == 2) {
+          last_output = host.emit_pair(pr, std::move(parts[0]), std::move(parts[1]));
+        } else {
+          PipelineEmitHost::Part& p = parts.front();
+          last_output = host.emit_compute(pr, p.work, p.microbatch, p.chunk, std::move(p.deps));
+        }
+      }
     }
   }
   MESHSIM_CHECK(sends.empty() && recvs.empty(), "transfers posted after the last commit");

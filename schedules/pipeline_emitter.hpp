@@ -44,6 +44,18 @@ class PipelineEmitHost {
   // input gradient sent to a neighbour stage) is ready.
   virtual OpId emit_compute(int pr, PipeWork work, int microbatch, int chunk,
                             std::vector<OpId> deps) = 0;
+  // An overlapped pair (PipeWork::forward_backward): its forward part, then its backward part,
+  // each with the deps emit_compute would get. Returns the op after which both outputs are
+  // ready. A builder may interleave the two (the step's --overlap-moe-comm).
+  struct Part {
+    PipeWork work = PipeWork::forward;
+    int microbatch = 0, chunk = 0;
+    std::vector<OpId> deps;
+  };
+  virtual OpId emit_pair(int pr, Part first, Part second) {
+    emit_compute(pr, first.work, first.microbatch, first.chunk, std::move(first.deps));
+    return emit_compute(pr, second.work, second.microbatch, second.chunk, std::move(second.deps));
+  }
   // The transfer of message `m` (tag: PipelineEmitter::tag_of) as seen from rank `pr`.
   virtual Transfer emit_transfer(int pr, const PipeMessage& m, int tag, bool send) const = 0;
   // The batched exchange of rank `pr` with pipeline rank `peer`: the op, after op `after` (-1:

@@ -84,6 +84,8 @@ CombinationOutcome check_combination(const TransformerModel& model, const PlanLi
   plan.schedule = c.pp == 1 ? PipelineSchedule::one_f_one_b : c.schedule;
   plan.vp = c.pp == 1 ? 1 : c.vp;
   plan.cp_variant = c.cp == 1 ? RingVariant::zigzag : c.cp_variant;
+  plan.moe.ep = c.ep;
+  plan.moe.etp = c.etp;
   // zb-v and dualpipev run their two chunks per rank with vp 1 in the plan (check_step_plan).
   try {
     check_step_plan(model, plan);
@@ -110,13 +112,19 @@ PlanSpace enumerate_plans(const TransformerModel& model, const PlanLists& lists)
               c.schedule = schedule;
               for (RingVariant variant : lists.cp_variants) {
                 c.cp_variant = variant;
-                ++space.combinations;
-                CombinationOutcome o = check_combination(model, lists, c);
-                if (o.plan) {
-                  space.plans.push_back(*std::move(o.plan));
-                } else {
-                  ++space.rejected[o.rejection.rule];
-                  space.rejections.push_back(std::move(o.rejection));
+                for (int ep : lists.ep) {
+                  c.ep = ep;
+                  for (int etp : lists.etp) {
+                    c.etp = etp;
+                    ++space.combinations;
+                    CombinationOutcome o = check_combination(model, lists, c);
+                    if (o.plan) {
+                      space.plans.push_back(*std::move(o.plan));
+                    } else {
+                      ++space.rejected[o.rejection.rule];
+                      space.rejections.push_back(std::move(o.rejection));
+                    }
+                  }
                 }
               }
             }

@@ -1,6 +1,7 @@
 #pragma once
 // The space `meshsim sweep` searches: every combination of the given lists of tp, pp,
-// cp, vp, microbatch size, pipeline schedule and CP variant on a fixed number of GPUs, with
+// cp, vp, microbatch size, pipeline schedule, CP variant, ep and etp (MoE models: expert
+// parallelism folded onto tp x cp x dp, schedules/moe_plan.hpp) on a fixed number of GPUs, with
 // dp = gpus / (tp x pp x cp), kept when it is a valid plan and counted by the rule it breaks
 // otherwise, with the reason in its numbers. Rules, in the order they are checked (ids in []):
 //   1. [mesh-divides-gpus] tp x pp x cp divides the GPU count (dp is what is left);
@@ -12,7 +13,8 @@
 //      zigzag) and seq / cp by tp under sequence parallelism, global batch by dp x mbs, layers
 //      over pp x vp stages, the schedule's shape rules (Megatron's interleaving rules, m >= 2p
 //      for DualPipeV, ...); the id is rule_id() of its message.
-// Plans come out in a fixed order (the lists' nesting: tp, pp, cp, vp, mbs, schedule, variant),
+// Plans come out in a fixed order (the lists' nesting: tp, pp, cp, vp, mbs, schedule, variant,
+// ep, etp),
 // so a sweep's rows are the same whatever runs them.
 #include <cstdint>
 #include <map>
@@ -33,6 +35,7 @@ struct PlanLists {
   std::vector<std::int64_t> mbs;
   std::vector<PipelineSchedule> schedules;
   std::vector<RingVariant> cp_variants;
+  std::vector<int> ep{1}, etp{0};  // expert parallel sizes; etp 0: = tp
   StepPlan base;  // everything else (gbs, seq, recompute, optimizer, rotation, dtype)
 };
 
@@ -42,6 +45,7 @@ struct Combination {
   std::int64_t mbs = 1;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   RingVariant cp_variant = RingVariant::zigzag;
+  int ep = 1, etp = 0;  // expert parallel sizes (etp 0: = tp)
 };
 
 // Why a combination is not a plan: the rule's id and the reason with its numbers (messages of

@@ -81,16 +81,20 @@ void StepBuilder::begin_rank(const Mesh& mesh, int rank, int pr, int cp_index) {
     dp_group_ = builder_.group("dp-cp", full);
   }
   begin_sharding(mesh, rank);
+  moe_begin_rank(rank);
 }
 
 void StepBuilder::finish_rank() {
   flush_buckets();
   // The optimizer step after every gradient reduction, then the parameter all-gathers.
-  std::int64_t params = 0;
-  for (int c = 0; c < v_; ++c) params += chunk_params(gs(pr_, c));
+  std::int64_t params = 0, experts = 0;
+  rank_parameters(params, experts);
   const bool dist = shards_optimizer();
   waits_.insert(waits_.end(), dp_ops_.begin(), dp_ops_.end());
-  const std::int64_t shard = dist ? (params + state_shards() - 1) / state_shards() : params;
+  // The expert parameters shard over the expert-data-parallel group instead.
+  const std::int64_t shard =
+      (dist ? (params + state_shards() - 1) / state_shards() : params) +
+      (p_.distributed_optimizer ? (experts + edp_size_ - 1) / edp_size_ : experts);
   if (p_.dtype == DType::fp16) {
     // fp16 trains with a dynamic loss scale: the fp32 gradients are unscaled in place and checked
     // for inf/nan before the step (Megatron-LM's _unscale_main_grads_and_check_for_nan).
@@ -120,16 +124,31 @@ void StepBuilder::finish_rank() {
 // The step begins by zeroing the rank's fp32 main-gradient buffer (Megatron-LM's
 // zero_grad_buffer: a memset, one write of 4 bytes per parameter of the rank's chunks).
 void StepBuilder::zero_grad_buffer() {
-  std::int64_t params = 0;
-  for (int c = 0; c < v_; ++c) params += chunk_params(gs(pr_, c));
-  const KernelCall zero{KernelKind::elementwise, DType::fp32, VectorShape{params, 1}, {}, {},
-                        ElementwiseFn::none};
+  std::int64_t params = 0, experts = 0;
+  rank_parameters(params, experts);
+  const KernelCall zero{
+      KernelKind::elementwise, DType::fp32, VectorShape{params + experts, 1}, {}, {},
+      ElementwiseFn::none};
   last_compute_ = builder_.add(rank_, compute_, "zero grad buffer",
                                OpLabels{Phase::optimizer, -1, -1, -1, -1}, zero, take_waits());
 }
 
+// The rank's parameters over its chunks: dense (chunk_params) and routed experts apart.
+void StepBuilder::rank_parameters(std::int64_t& params, std::int64_t& experts) const {
+  for (int c = 0; c < v_; ++c) {
+    const int stage = gs(pr_, c);
+    params += chunk_params(stage);
+    for (int l = first_layer(stage); l < first_layer(stage) + layer_count(stage); ++l) {
+      experts += expert_params(l);
+    }
+  }
+}
+
 std::int64_t StepBuilder::chunk_params(int stage) const {
-  std::int64_t n = layer_count(stage) * layer_params_;
+  std::int64_t n = 0;
+  for (int l = first_layer(stage); l < first_layer(stage) + layer_count(stage); ++l) {
+    n += layer_params(l);
+  }
   if (stage == 0) n += embedding_params_;
   if (stage + 1 == stages_) n += head_params_;
   return n;
@@ -242,12 +261,13 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
       reduce_unit(c, stage, layer_unit(stage, l));
       b.layer_done();
       if (final_wgrad) {
-        b.add(layer_params_);
+        b.add(layer_params(l));
         launch_ready(b, mb, chunk);
       }
     }
     if (final_wgrad && count == 0) launch_ready(b, mb, chunk);
     if (stage == 0) reduce_unit(c, stage, 0);  // the embedding's gradient came with B
+    if (final_wgrad) reduce_expert_grads(stage, mb, chunk);
     return last_compute_;
   }
   // backward (B + W) or input_grad (B)
@@ -267,11 +287,12 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
     if (with_wgrad) reduce_unit(c, stage, layer_unit(stage, l));
     b.layer_done();
     if (final_wgrad) {
-      b.add(layer_params_);
+      b.add(layer_params(l));
       launch_ready(b, mb, chunk);
     }
   }
   if (final_wgrad && count == 0) launch_ready(b, mb, chunk);
+  if (final_wgrad) reduce_expert_grads(stage, mb, chunk);
   OpId out = last_compute_;
   if (!waits_.empty()) {
     // The input gradient is complete once the last TP reduction is; the send waits for it.

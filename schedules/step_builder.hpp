@@ -14,6 +14,7 @@
 
 #include "schedules/gradient_buckets.hpp"
 #include "schedules/model_catalog.hpp"
+#include "schedules/moe_plan.hpp"
 #include "schedules/pipeline_emitter.hpp"
 #include "schedules/ring_emitter.hpp"
 #include "schedules/step_plan.hpp"
@@ -74,6 +75,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
         (model.position == PositionEmbedding::learned ? model.seq_len * model.hidden : 0);
     head_params_ = (model.tied_embeddings ? 0 : vocab_shard * model.hidden) + pc.final_norm;
     vocab_shard_ = vocab_shard;
+    moe_setup();
   }
 
   static std::string describe(const TransformerModel& m, const StepPlan& p);
@@ -86,6 +88,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
 
   void finish_rank();
   void zero_grad_buffer();
+  void rank_parameters(std::int64_t& params, std::int64_t& experts) const;
 
   int gs(int pr, int chunk) const { return global_stage(shape_, pr, chunk); }
   int first_layer(int stage) const { return layer_begin_[static_cast<std::size_t>(stage)]; }
@@ -199,15 +202,27 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
 
   // ---- one transformer layer
   // ---------------------------------------------------------------------
-  std::int64_t qkv_n() const { return (m_.hidden + 2 * m_.kv_hidden()) / t_; }
+  std::int64_t qkv_n() const {
+    // MLA: the q and kv down-projections, whole on every TP rank (step_moe.cpp).
+    if (m_.mla) return m_.mla->q_lora_rank + m_.mla->kv_lora_rank + m_.mla->qk_rope_head_dim;
+    return (m_.q_width() + 2 * m_.kv_hidden()) / t_;
+  }
+  // The projection's input width per rank: the core's output channels / t.
+  std::int64_t proj_k() const {
+    return (m_.mla ? m_.heads * m_.mla->v_head_dim : m_.q_width()) / t_;
+  }
   std::int64_t up_n() const { return (m_.gated_mlp ? 2 : 1) * m_.ffn_hidden / t_; }
   // The MLP activation over the rank's tokens x f/t outputs. GELU (Megatron-LM's fused bias-GELU):
   // read x, write y; backward read x and dy, write dx. SwiGLU reads both halves of the up
   // projection and writes their product; its backward reads both halves and dy and writes the
   // gradient of both halves.
   VectorShape activation_shape(bool backward) const {
+    return activation_shape(backward, tokens_, m_.ffn_hidden / t_);
+  }
+  // The same over `rows` x `f` outputs (routed expert copies, shared experts).
+  VectorShape activation_shape(bool backward, std::int64_t rows, std::int64_t f) const {
     const std::int32_t operands = m_.gated_mlp ? (backward ? 5 : 3) : (backward ? 3 : 2);
-    return VectorShape{tokens_ * (m_.ffn_hidden / t_), operands};
+    return VectorShape{rows * f, operands};
   }
 
   // LayerNorm/RMSNorm forward: read x, write y (the per-row statistics are negligible).
@@ -258,6 +273,39 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
 
   void layer_wgrad(const Ctx& c);
 
+  // ---- MoE layers and MLA (step_moe.cpp) --------------------------------------------------------
+  void moe_setup();
+  void moe_begin_rank(int rank);
+  // The MLP part of layer c.layer: the dense MLP, or the MoE layer (router, dispatch, experts,
+  // combine, shared experts).
+  void mlp_forward(const Ctx& c, const std::string& pre);
+  void mlp_backward(const Ctx& c, bool with_wgrad);
+  void mlp_wgrad(const Ctx& c);
+  void moe_forward(const Ctx& c, const std::string& pre);
+  void moe_backward(const Ctx& c, bool with_wgrad);
+  void moe_wgrad(const Ctx& c);
+  void experts_pass(const Ctx& c, const std::string& pre, bool backward, bool with_wgrad);
+  void expert_wgrads(const Ctx& c);
+  OpId moe_collective(const Ctx& c, std::string name, CollectiveKind kind, GroupId group,
+                      std::int64_t bytes);
+  // The dispatcher's collectives moving token copies to the experts (dispatch, or the combine's
+  // backward) or back (combine, or the dispatch's backward).
+  void move_tokens(const Ctx& c, const std::string& name, bool to_experts);
+  // MLA's q and kv up-projections (per rank: a / t heads) around the core.
+  void mla_up_forward(const Ctx& c, Phase phase, const std::string& pre);
+  void mla_up_backward(const Ctx& c, bool with_wgrad);
+  void mla_up_wgrad(const Ctx& c);
+  // Parameters of layer l on this rank that reduce over dp x cp (an MoE layer's experts reduce
+  // over the expert-data-parallel group instead) and those of its experts.
+  std::int64_t layer_params(int layer) const {
+    return is_moe_layer(m_, layer) ? moe_layer_params_ : layer_params_;
+  }
+  std::int64_t expert_params(int layer) const {
+    return is_moe_layer(m_, layer) ? expert_layer_params_ : 0;
+  }
+  // The expert gradients of a chunk over the expert-data-parallel group (after its last wgrad).
+  void reduce_expert_grads(int stage, int mb, int chunk);
+
   // ---- gradient buckets (schedules/gradient_buckets) --------------------------------------------
   GradientBuckets buckets_for(int stage) const {
     return GradientBuckets(layer_count(stage), p_.dp_buckets, stage == 0 ? embedding_params_ : 0);
@@ -301,6 +349,11 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   // Emits one compute part; returns the op after which its output (activation or input gradient
   // sent to the neighbour stage) is ready.
   OpId emit_compute(int /*pr*/, PipeWork work, int mb, int chunk, std::vector<OpId> deps) override;
+  // --overlap-moe-comm (step_overlap.cpp): the pair's two parts emitted on two threads that hand
+  // a baton back and forth at every EP collective (only one runs at a time: the Program is the
+  // same on every run), each with its own waits and last compute op.
+  OpId emit_pair(int pr, Part first, Part second) override;
+  void yield_to_pair();  // at an EP collective: let the pair's other part emit until its next
 
   // ---- the pipeline exchanges (schedules/pipeline_emitter; pipeline indices) -------------------
   int mesh_peer(int peer_pp) const { return peer_ranks_[static_cast<std::size_t>(peer_pp)]; }
@@ -357,6 +410,15 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   GroupId shard_group_ = 0, replicate_group_ = -1;
   std::vector<OpId> unit_gathers_;  // this pass's all-gather per unit (-1: not issued)
   std::vector<bool> unit_waited_;
+  // MoE (step_moe.cpp).
+  int ep_ = 1, etp_ = 1, edp_size_ = 1;
+  StreamId ep_comm_ = 0;
+  GroupId ep_group_ = 0, etp_group_ = 0, edp_group_ = 0, ep_etp_group_ = 0;
+  std::int64_t moe_layer_params_ = 0, expert_layer_params_ = 0, dispatch_bytes_ = 0;
+  std::int64_t gathered_bytes_ = 0;          // the ETP all-gather of the received token copies
+  std::vector<std::int64_t> expert_tokens_;  // token copies per local expert (after ETP gather)
+  struct PairBaton;
+  PairBaton* baton_ = nullptr;  // set while an overlapped pair is emitted
 };
 
 }  // namespace meshsim::step_detail

@@ -146,14 +146,12 @@ void StepBuilder::layer_forward(const Ctx& c) {
   const std::string pre = c.phase == Phase::fwd ? "" : "recompute ";
   norm(c, pre + "attn norm", c.phase);
   column_forward(c, pre + "qkv", qkv_n(), m_.hidden);
+  if (m_.mla) mla_up_forward(c, c.phase, pre);
   attention_forward(c, c.phase);
-  row_forward(c, pre + "proj", m_.hidden, m_.hidden / t_);
+  row_forward(c, pre + "proj", m_.hidden, proj_k());
   residual_add(c, pre + "attn residual", c.phase);
   norm(c, pre + "mlp norm", c.phase);
-  column_forward(c, pre + "mlp up", up_n(), m_.hidden);
-  kernel(pre + "activation", c.phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
-         activation_shape(false), m_.gated_mlp ? ElementwiseFn::none : ElementwiseFn::gelu);
-  row_forward(c, pre + "mlp down", m_.hidden, m_.ffn_hidden / t_);
+  mlp_forward(c, pre);
   residual_add(c, pre + "mlp residual", c.phase);
 }
 
@@ -170,7 +168,7 @@ void StepBuilder::recompute_selective_op(const Ctx& c) {
   norm(c, pre + "mlp norm", Phase::bwd);
   if (m_.gated_mlp) gemm("mlp up w3 gemm", m_.ffn_hidden / t_, m_.hidden);
   kernel(pre + "activation", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
-         VectorShape{tokens_ * up_n()}, m_.gated_mlp ? ElementwiseFn::none : ElementwiseFn::gelu);
+         activation_shape(false), m_.gated_mlp ? ElementwiseFn::none : ElementwiseFn::gelu);
   if (!m_.gated_mlp) gemm("mlp down gemm", m_.hidden, m_.ffn_hidden / t_);
 }
 
@@ -182,23 +180,21 @@ void StepBuilder::layer_backward(const Ctx& c, bool with_wgrad) {
     layer_forward(rc);
   }
   residual_backward(c, "mlp residual");
-  row_backward(c, "mlp down", m_.hidden, m_.ffn_hidden / t_, with_wgrad);
-  kernel("activation bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
-         activation_shape(true));
-  column_backward(c, "mlp up", up_n(), m_.hidden, with_wgrad);
+  mlp_backward(c, with_wgrad);
   norm_backward(c, "mlp norm bwd");
   residual_backward(c, "attn residual");
-  row_backward(c, "proj", m_.hidden, m_.hidden / t_, with_wgrad);
+  row_backward(c, "proj", m_.hidden, proj_k(), with_wgrad);
   if (p_.recompute == Recompute::selective && recomputes(c)) attention_forward(c, Phase::bwd);
   attention_backward(c);
+  if (m_.mla) mla_up_backward(c, with_wgrad);
   column_backward(c, "qkv", qkv_n(), m_.hidden, with_wgrad);
   norm_backward(c, "attn norm bwd");
 }
 
 void StepBuilder::layer_wgrad(const Ctx& c) {
-  row_wgrad(c, "mlp down", m_.hidden, m_.ffn_hidden / t_);
-  column_wgrad(c, "mlp up", up_n(), m_.hidden);
-  row_wgrad(c, "proj", m_.hidden, m_.hidden / t_);
+  mlp_wgrad(c);
+  row_wgrad(c, "proj", m_.hidden, proj_k());
+  if (m_.mla) mla_up_wgrad(c);
   column_wgrad(c, "qkv", qkv_n(), m_.hidden);
 }
 

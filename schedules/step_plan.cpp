@@ -52,9 +52,13 @@ std::int64_t estimated_ops(const TransformerModel& model, const StepPlan& plan, 
   const std::int64_t per_layer =
       48 + 8 * std::int64_t{plan.cp} + (plan.attention == AttentionCore::materialized ? 12 : 0);
   const std::int64_t layers_per_rank = max_layers_per_rank(model, plan);
+  // An MoE layer adds: router, top-k, aux loss, permutes, up to 8 dispatcher collectives forward
+  // and backward, 6 GEMMs per local expert (up, down; dgrad, wgrad of each), shared experts.
+  const std::int64_t moe_ops =
+      model.moe ? 40 + 6 * (model.moe->experts / std::max(plan.moe.ep, 1)) : 0;
   // Saturates: a product past int64 is over any guard's limit anyway.
   return checked_product({built_tp, plan.pp, plan.cp, built_dp, microbatches(plan),
-                          std::max<std::int64_t>(layers_per_rank, 1), per_layer})
+                          std::max<std::int64_t>(layers_per_rank, 1), per_layer + moe_ops})
       .value_or(std::numeric_limits<std::int64_t>::max());
 }
 
@@ -114,6 +118,8 @@ MemoryPlan memory_plan(const StepPlan& plan) {
   m.attention_core = plan.attention;
   m.layout = plan.layout;
   m.whole_microbatches = plan.num_microbatches_with_partial_activation_checkpoints;
+  m.ep = plan.moe.ep;
+  m.etp = plan.moe.etp;
   return m;
 }
 
@@ -196,6 +202,15 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
         "`seq` {} must be divisible by 2 x `cp` = {} with `cp_variant` zigzag (each rank holds two "
         "half chunks)",
         seq, 2 * plan.cp));
+  }
+  check_moe_plan(model, plan.moe, plan.tp, plan.cp, plan.dp, plan.sequence_parallel);
+  if (plan.moe.overlap_comm && !model.moe) {
+    throw InputError("`overlap_moe_comm` needs a model with MoE layers");
+  }
+  if (plan.moe.overlap_comm && plan.schedule != PipelineSchedule::dualpipev) {
+    throw InputError(
+        "`overlap_moe_comm` needs `schedule` dualpipev: only its overlapped forward-backward "
+        "pairs give an all-to-all another microbatch's compute to run beside");
   }
   check_memory_plan(model, memory_plan(plan));
   check_pipeline_shape(step_shape(plan));

@@ -8,6 +8,7 @@
 
 #include "schedules/memory_model.hpp"
 #include "schedules/model_catalog.hpp"
+#include "schedules/moe_plan.hpp"
 #include "schedules/pipeline_orders.hpp"
 #include "schedules/ring_attention.hpp"
 #include "sim/dtype.hpp"
@@ -88,6 +89,8 @@ struct StepPlan {
   // divisor of tp (every profile); with the analytical network, folded and unfolded step times
   // are equal (tests/schedules).
   bool fold_tp = true;
+  // Expert parallelism of the MoE layers (ep, etp, dispatcher, routing; schedules/moe_plan.hpp).
+  MoePlan moe;
   bool operator==(const StepPlan&) const = default;
 };
 

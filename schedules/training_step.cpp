@@ -29,6 +29,14 @@
 //   (column) as MLP up; norm backward. Schedules that split the backward (zb-h1, zb-v, dualpipev
 //   pairs) run everything but the wgrad gemms in B and the wgrad gemms (after SP's all-gather of
 //   the column layers' inputs) in W.
+// MoE layers (is_moe_layer; schedules/step_moe.cpp states the ops): the MLP part is the router,
+//   top-k, aux loss, permute, the dispatcher's collectives on the "ep_comm" stream (EP all-to-all
+//   / ETP all-gather, or an all-gather over EP x ETP), one up and one down gemm per local expert
+//   holding tokens, the combine, unpermute and the shared experts (a TP MLP); the expert
+//   gradients reduce over the expert-data-parallel group on dp_comm after the chunk's last wgrad.
+//   MLA (model.mla): the QKV column layer is the q and kv down-projections (whole on each TP rank),
+//   then the q and kv up-projection gemms of the rank's heads; the core's head dim is
+//   (d_qk + d_v) / 2.
 // Recompute: full re-runs the layer's whole forward (collectives and CP ring included) right
 //   before its backward; selective re-runs the attention core (the CP ring forward with cp > 1).
 // First global stage: embedding lookup (copy, T_s h) before the first layer and its gradient

@@ -13,7 +13,8 @@ constexpr std::size_t kDims = std::size(kCommDims);
 
 // Position in kCommDims (+ 1: 0 is compute); other dimensions count with the first.
 std::size_t family_of(std::string_view dim) {
-  if (dim == "dp-cp") dim = "dp";
+  if (dim == "dp-cp" || dim == "edp") dim = "dp";
+  if (dim == "etp") dim = "tp";
   for (std::size_t i = 0; i < kDims; ++i) {
     if (kCommDims[i] == dim) return i + 1;
   }
@@ -34,7 +35,8 @@ std::string crossed_dim(const Mesh& mesh, int a, int b) {
 std::string comm_dim(const Program& program, const Op& op) {
   if (const auto* c = std::get_if<CollectiveCall>(&op.body)) {
     const std::string& dim = program.groups[static_cast<std::size_t>(c->group)].dim;
-    return dim == "dp-cp" ? "dp" : dim;
+    if (dim == "dp-cp" || dim == "edp") return "dp";  // expert data parallel reduces over dp
+    return dim == "etp" ? "tp" : dim;
   }
   if (const auto* p = std::get_if<P2PCall>(&op.body)) {
     const Transfer* t = !p->sends.empty()   ? &p->sends.front()

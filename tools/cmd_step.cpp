@@ -13,12 +13,15 @@
 #include "schedules/memory_model.hpp"
 #include "schedules/model_catalog.hpp"
 #include "schedules/training_step.hpp"
+#include "sim/comm_volume.hpp"
 #include "sim/error.hpp"
 #include "sim/flow_fold.hpp"
 #include "sim/step_metrics.hpp"
 #include "sim/time.hpp"
 #include "tools/commands.hpp"
 #include "tools/model_flag.hpp"
+#include "tools/moe_flags.hpp"
+#include "tools/moe_report.hpp"
 #include "tools/output_file.hpp"
 #include "tools/run_report.hpp"
 #include "tools/sharding_flags.hpp"
@@ -72,6 +75,7 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   if (const auto& n = p.num_microbatches_with_partial_activation_checkpoints) {
     j["num_microbatches_with_partial_activation_checkpoints"] = *n;
   }
+  put_moe_plan(j, model, p);
   if (!p.layout.empty()) {
     const LayerLayout& l = p.layout;
     if (l.decoder_first_pipeline_num_layers) {
@@ -152,6 +156,7 @@ std::vector<OptionSpec> step_options() {
        "collectives timed for the whole group)"},
   };
   for (auto& o : sharding_options()) specs.push_back(std::move(o));
+  for (auto& o : moe_options()) specs.push_back(std::move(o));
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
   return specs;
 }
@@ -272,6 +277,7 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out, std::
   p.layout = layer_layout(args);
   p.fold_dp = !args.has("--no-fold");
   p.fold_tp = p.fold_dp;
+  p.moe = read_moe_plan(args);
   const bool auto_whole = read_partial_checkpoints(args, p);
   check_step_plan(model, p);
   if (auto_whole) fit_partial_checkpoints(model, p, out.hardware);
@@ -280,8 +286,9 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out, std::
     std::vector<std::string> dims;
     if (folds_tp(p, gpn)) dims.emplace_back("tp");
     if (p.fold_dp && p.dp > 1) dims.emplace_back("dp");
-    if (!flow_folds_exactly(make_megatron_mesh(p.tp, p.cp, p.dp, p.pp, gpn), out.hardware.network,
-                            out.network.options, dims)) {
+    // The expert groups fold along other coordinates than tp and dp: MoE models unfold.
+    if (model.moe || !flow_folds_exactly(make_megatron_mesh(p.tp, p.cp, p.dp, p.pp, gpn),
+                                         out.hardware.network, out.network.options, dims)) {
       note =
           "--network flow simulates every rank here (shifting the folded ranks would move GPUs "
           "of one node, NIC or uplink apart)";
@@ -312,15 +319,24 @@ void print_step_json(const StepReport& r, const OutputRequest& out, const Comman
   j["breakdown"] = {{"compute_s", b.compute},
                     {"exposed_tp_comm_s", b.exposed_of("tp")},
                     {"exposed_cp_comm_s", b.exposed_of("cp")},
+                    {"exposed_ep_comm_s", b.exposed_of("ep")},
                     {"exposed_pp_comm_s", b.exposed_of("pp")},
                     {"exposed_dp_comm_s", b.exposed_of("dp")},
                     {"bubble_s", b.bubble},
                     {"averaged_over", "simulated ranks"}};
+  {
+    // Bytes one rank sends per dimension over the step (mean over the simulated ranks).
+    const std::vector<double> bytes = comm_bytes_per_rank(result.program);
+    nlohmann::ordered_json per_dim;
+    for (std::size_t i = 0; i < bytes.size(); ++i) per_dim[std::string(kCommDims[i])] = bytes[i];
+    j["comm_bytes_per_rank"] = per_dim;
+  }
   nlohmann::ordered_json cpath = nlohmann::ordered_json::array();
   for (const auto& c : result.metrics.critical_path) {
     cpath.push_back({{"category", c.category}, {"time_s", ns_to_seconds(c.time)}, {"ops", c.ops}});
   }
   j["critical_path"] = cpath;
+  if (r.model.moe) j["moe"] = to_json(moe_breakdown(r.model, r.plan, result, b));
   j["layer_split"] = mem.split.rule;
   j["network"] = out.network.flow ? "flow" : "analytical";
   if (result.flows) {
@@ -368,6 +384,7 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
           : (p.distributed_optimizer ? "distributed optimizer" : "replicated optimizer"),
       p.cp > 1 ? fmt::format(", CP {} / {}", to_string(p.cp_variant), to_string(p.kv_rotation))
                : "");
+  if (model.moe) s += moe_lines(model, p, moe_breakdown(model, p, result, b));
   s += fmt::format("step time      {:.6f} s\n", step_s);
   s += fmt::format("tokens/s       {:.1f}\n", tokens_per_s);
   s += fmt::format(
@@ -394,10 +411,11 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
   }
   if (mem.split.uneven) s += fmt::format("layer split    {}\n", mem.split.rule);
   s += fmt::format(
-      "time per rank  compute {:.6f} s, exposed comm: tp {:.6f} s, cp {:.6f} s, pp {:.6f} s, dp "
+      "time per rank  compute {:.6f} s, exposed comm: tp {:.6f} s, cp {:.6f} s, {}pp {:.6f} s, dp "
       "{:.6f} s; bubble/idle {:.6f} s (mean over simulated ranks)\n",
-      b.compute, b.exposed_of("tp"), b.exposed_of("cp"), b.exposed_of("pp"), b.exposed_of("dp"),
-      b.bubble);
+      b.compute, b.exposed_of("tp"), b.exposed_of("cp"),
+      model.moe ? fmt::format("ep {:.6f} s, ", b.exposed_of("ep")) : "", b.exposed_of("pp"),
+      b.exposed_of("dp"), b.bubble);
   s += "critical path ";
   for (std::size_t i = 0; i < result.metrics.critical_path.size() && i < 8; ++i) {
     const auto& c = result.metrics.critical_path[i];

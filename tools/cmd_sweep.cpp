@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "schedules/plan_space.hpp"
 #include "sim/compute_model.hpp"
@@ -96,6 +97,14 @@ std::vector<Enum> enum_list(const Args& args, std::string_view flag, std::string
   return out;
 }
 
+std::string plan_label(const SweepRow& r) {
+  const StepPlan& p = r.plan;
+  return fmt::format(
+      "tp{} pp{} cp{} dp{} vp{} mbs{}{} {}{}", p.tp, p.pp, p.cp, p.dp, p.vp, p.microbatch_size,
+      r.moe ? fmt::format(" ep{} etp{}", p.moe.ep, expert_tp(p.moe, p.tp)) : "",
+      to_string(p.schedule), p.cp > 1 ? fmt::format(" {}", to_string(p.cp_variant)) : "");
+}
+
 // The rows a rank computed, as JSON text: plan index and results (plans are known everywhere).
 std::vector<std::byte> encode_rows(const std::vector<SweepRow>& rows, int offset, int stride) {
   nlohmann::json a = nlohmann::json::array();
@@ -109,7 +118,8 @@ std::vector<std::byte> encode_rows(const std::vector<SweepRow>& rows, int offset
                  {"step", r.step_time_s},
                  {"tps", r.tokens_per_s},
                  {"mfu", r.mfu},
-                 {"cp", r.critical_path}});
+                 {"cp", r.critical_path},
+                 {"moe", r.moe}});
   }
   const std::string text = a.dump();
   std::vector<std::byte> out(text.size());
@@ -133,14 +143,15 @@ void decode_rows(const std::vector<std::byte>& bytes, const std::vector<StepPlan
     r.tokens_per_s = j["tps"];
     r.mfu = j["mfu"];
     r.critical_path = j["cp"];
+    r.moe = j["moe"];
   }
 }
 
 std::vector<OptionSpec> sweep_options() {
   std::vector<OptionSpec> specs = {
       {"--model", "NAME|FILE",
-       "llama3-8b, llama3-70b, llama3-405b, gpt3-175b, a JSON file, or a Hugging Face "
-       "config.json or its folder [llama3-70b]"},
+       fmt::format("{}, a JSON file, or a Hugging Face config.json or its folder [llama3-70b]",
+                   fmt::join(builtin_model_names(), ", "))},
       {"--gpus", "N", "GPUs in the cluster [1024]"},
       {"--nodes", "N", "nodes instead of --gpus (x the profile's GPUs per node)"},
       {"--hardware", "NAME|FILE", "hardware profile [h100-sxm]"},
@@ -155,6 +166,8 @@ std::vector<OptionSpec> sweep_options() {
        "pipeline schedules: gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, dualpipev "
        "[1f1b,interleaved,zb-h1]"},
       {"--cp-variant", "LIST", "ring, zigzag [zigzag]"},
+      {"--ep", "LIST", "expert-parallel sizes of an MoE model (folded onto tp x cp x dp) [1]"},
+      {"--etp", "LIST", "expert tensor-parallel sizes of an MoE model [tp]"},
       {"--cp-rotate", "p2p|allgather|alltoall", "K/V rotation of the CP ring [p2p]"},
       {"--seq", "S", "sequence length [8192]"},
       {"--gbs", "B", "global batch in sequences [512]"},
@@ -204,6 +217,8 @@ PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
                                                 "gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipev");
   lists.cp_variants = enum_list<RingVariant>(args, "--cp-variant", list_text(defaults.cp_variants),
                                              parse_ring_variant, "ring, zigzag");
+  lists.ep = small_list(args, "--ep", "1");
+  if (args.has("--etp")) lists.etp = small_list(args, "--etp", "1");
   StepPlan& base = lists.base;
   base.seq = args.get_int("--seq", defaults.base.seq, 1, std::int64_t{1} << 24);
   base.global_batch = args.get_int("--gbs", defaults.base.global_batch, 1, std::int64_t{1} << 24);
@@ -310,8 +325,8 @@ void print_sweep(std::ostream& out, const std::vector<SweepRow>& rows,
                      "mem_GB", "critical path (why)");
   for (std::size_t i = 0; i < best.size() && i < o.top; ++i) {
     const SweepRow& r = best[i];
-    out << fmt::format("{:>4}  {:<40} {:>10.3f} {:>6.1f}% {:>8.1f}  {}\n", i + 1,
-                       plan_label(r.plan), r.step_time_s, 100 * r.mfu, r.mem_gb, r.critical_path);
+    out << fmt::format("{:>4}  {:<40} {:>10.3f} {:>6.1f}% {:>8.1f}  {}\n", i + 1, plan_label(r),
+                       r.step_time_s, 100 * r.mfu, r.mem_gb, r.critical_path);
   }
   if (!o.out_path.empty()) out << fmt::format("rows written to {}\n", o.out_path);
   if (!o.trace_path.empty() && !best.empty()) {

@@ -71,6 +71,7 @@ SweepRow evaluate_plan(const TransformerModel& model, const StepPlan& plan,
                        const HardwareProfile& hardware) {
   SweepRow row;
   row.plan = plan;
+  row.moe = model.moe.has_value();
   row.gpus = world_size(plan);
   const MemoryEstimate mem = estimate_memory(model, memory_plan(plan), hardware);
   row.oom = mem.oom;
@@ -183,6 +184,10 @@ nlohmann::ordered_json sweep_row_json(const SweepRow& r) {
   const StepPlan& p = r.plan;
   nlohmann::ordered_json j;
   put_mesh(j, p);
+  if (r.moe) {
+    j["ep"] = p.moe.ep;
+    j["etp"] = expert_tp(p.moe, p.tp);
+  }
   j["schedule"] = to_string(p.schedule);
   j["cp_variant"] = to_string(p.cp_variant);
   j["microbatches"] = microbatches(p);
@@ -197,14 +202,17 @@ nlohmann::ordered_json sweep_row_json(const SweepRow& r) {
 }
 
 std::string sweep_csv(const std::vector<SweepRow>& rows) {
-  std::string out =
-      "tp,pp,cp,dp,vp,mbs,schedule,cp_variant,microbatches,step_time_s,tokens_per_s,mfu,mem_gb,"
-      "oom,critical_path\n";
+  const bool moe = !rows.empty() && rows.front().moe;
+  std::string out = fmt::format(
+      "tp,pp,cp,dp,vp,mbs,{}schedule,cp_variant,microbatches,step_time_s,tokens_per_s,mfu,mem_gb,"
+      "oom,critical_path\n",
+      moe ? "ep,etp," : "");
   for (const auto& r : rows) {
     const StepPlan& p = r.plan;
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{},{},", p.tp, p.pp, p.cp, p.dp, p.vp, p.microbatch_size,
-                    to_string(p.schedule), to_string(p.cp_variant), microbatches(p));
+    out += fmt::format("{},{},{},{},{},{},", p.tp, p.pp, p.cp, p.dp, p.vp, p.microbatch_size);
+    if (moe) out += fmt::format("{},{},", p.moe.ep, expert_tp(p.moe, p.tp));
+    out += fmt::format("{},{},{},", to_string(p.schedule), to_string(p.cp_variant),
+                       microbatches(p));
     if (r.timed) {
       out += fmt::format("{:.9g},{:.9g},{:.6f},", r.step_time_s, r.tokens_per_s, r.mfu);
     } else {

@@ -37,6 +37,7 @@ struct SweepRow {
   double tokens_per_s = 0;
   double mfu = 0;             // fraction of the GPUs' dense bf16 peak
   std::string critical_path;  // "61% gemm, 14% attention_bwd, 9% p2p" (top three)
+  bool moe = false;           // the model has MoE layers: rows add ep and etp
   bool operator==(const SweepRow&) const = default;
 };
 

@@ -37,7 +37,9 @@ std::string parse_error(const json& j) {
 
 TEST_CASE("model catalog: built-ins carry the published shapes") {
   CHECK(builtin_model_names() ==
-        std::vector<std::string>{"llama3-8b", "llama3-70b", "llama3-405b", "gpt3-175b"});
+        std::vector<std::string>{"llama3-8b", "llama3-70b", "llama3-405b", "gpt3-175b",
+                                 "mixtral-8x7b", "mixtral-8x22b", "qwen2-57b-a14b", "qwen3-30b-a3b",
+                                 "qwen3-235b-a22b", "deepseek-v3", "gpt-oss-120b", "llama4-scout"});
   const auto l8 = builtin("llama3-8b");
   CHECK(l8.layers == 32);
   CHECK(l8.hidden == 4096);
@@ -195,7 +197,8 @@ TEST_CASE("model catalog: load_model takes a built-in name or a JSON file") {
     FAIL("expected an InputError");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()) ==
-          "llama-9000: not a built-in model (llama3-8b, llama3-70b, llama3-405b, gpt3-175b) and "
-          "not a readable JSON file");
+          "llama-9000: not a built-in model (llama3-8b, llama3-70b, llama3-405b, gpt3-175b, "
+          "mixtral-8x7b, mixtral-8x22b, qwen2-57b-a14b, qwen3-30b-a3b, qwen3-235b-a22b, "
+          "deepseek-v3, gpt-oss-120b, llama4-scout) and not a readable JSON file");
   }
 }

@@ -127,3 +127,25 @@ TEST_CASE("plan space: rule ids from a message's fields, else its first words") 
   CHECK(rule_id("the step would have about 900 million ops") == "the-step-would-have");
   CHECK(rule_id("") == "");
 }
+
+TEST_CASE("plan space: ep and etp of an MoE model fold onto tp x cp x dp") {
+  // mixtral-8x7b (8 experts, expert FFN 14336) on 16 GPUs, pp 1, cp 1: tp 1 or 2, dp 16 / tp.
+  const TransformerModel m = *builtin_model("mixtral-8x7b");
+  PlanLists l = lists_for(16);
+  l.tp = {1, 2};
+  l.pp = {1};
+  l.cp = {1};
+  l.vp = {1};
+  l.schedules = {PipelineSchedule::one_f_one_b};
+  l.ep = {1, 2, 4, 8, 16};
+  l.etp = {1, 2};
+  const PlanSpace s = enumerate_plans(m, l);
+  CHECK(s.combinations == 2 * 5 * 2);
+  // ep x etp must divide tp x dp = 16 (all but ep 16 x etp 2) and ep the 8 experts (not 16):
+  // ep 1, 2, 4, 8 with etp 1 or 2, for tp 1 and 2: 16 plans.
+  CHECK(s.plans.size() == 16);
+  for (const StepPlan& p : s.plans) CHECK(p.moe.ep <= 8);
+  // A dense model takes only ep 1.
+  const PlanSpace dense = enumerate_plans(*builtin_model("llama3-8b"), l);
+  for (const StepPlan& p : dense.plans) CHECK(p.moe.ep == 1);
+}

@@ -1,0 +1,33 @@
+#include "schedules/moe_memory.hpp"
+
+namespace meshsim {
+
+MoeMemory moe_memory(const TransformerModel& m, const MemoryPlan& plan) {
+  MoeMemory out;
+  if (!m.moe) return out;
+  const MoeBlock& moe = *m.moe;
+  const int etp = plan.etp > 0 ? plan.etp : plan.tp;
+  const ParameterCount pc = count_parameters(m);
+  const std::int64_t gated = m.gated_mlp ? 3 : 2;
+  const std::int64_t shared = moe.shared_experts * gated * m.hidden * moe.shared_ffn;
+  out.moe_layer_params = (pc.attention + shared) / plan.tp + m.hidden * moe.experts + pc.norms;
+  out.expert_params = moe.experts / plan.ep * pc.routed_expert / etp;
+  out.expert_data_parallel = plan.tp * plan.cp * plan.dp / (etp * plan.ep);
+  const double e = 2, b = static_cast<double>(plan.microbatch_size);
+  const double seq = static_cast<double>(plan.seq > 0 ? plan.seq : m.seq_len);
+  const double s = seq / plan.cp;
+  const double sp = plan.sequence_parallel ? plan.tp : 1.0;
+  const double tokens = s * b / sp, k = moe.top_k, h = static_cast<double>(m.hidden);
+  const double dense =
+      static_cast<double>(gated) * e * s * b * static_cast<double>(m.ffn_hidden) / plan.tp;
+  const double routed =
+      static_cast<double>(gated) * e * tokens * k * static_cast<double>(moe.expert_ffn) +
+      2 * e * tokens * k * h + 4 * tokens * moe.experts;
+  const double shared_act = static_cast<double>(gated) * e * s * b *
+                            static_cast<double>(moe.shared_experts * moe.shared_ffn) / plan.tp;
+  out.activation_delta = plan.recompute == Recompute::full ? 0 : routed + shared_act - dense;
+  out.dispatch_buffers = 2 * e * tokens * k * h * etp;
+  return out;
+}
+
+}  // namespace meshsim

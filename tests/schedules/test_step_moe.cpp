@@ -1,0 +1,108 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "schedules/training_step.hpp"
+#include "sim/comm_volume.hpp"
+#include "sim/error.hpp"
+#include "sim/hardware_profile.hpp"
+#include "sim/run.hpp"
+#include "sim/step_metrics.hpp"
+#include "tests/schedules/tiny_moe.hpp"
+
+using namespace meshsim;
+using meshsim::test::plan;
+using meshsim::test::tiny_moe;
+
+namespace {
+
+std::size_t dim_index(std::string_view dim) {
+  for (std::size_t i = 0; i < std::size(kCommDims); ++i) {
+    if (kCommDims[i] == dim) return i;
+  }
+  return 0;
+}
+
+int count_named(const Program& p, std::string_view part) {
+  int n = 0;
+  for (const Op& op : p.ops) n += op.name.find(part) != std::string::npos ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "step moe: the ep bytes per rank equal the closed form (alltoall, uniform, tp = cp = 1)") {
+  // moe_layers x microbatches x 4 (dispatch, combine, forward and backward) x tokens x top_k x
+  // hidden x bytes x (ep - 1) / ep, tokens = mbs x seq.
+  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  for (const int ep : {2, 4, 8}) {
+    for (const int pp : {1, 2}) {
+      CAPTURE(ep);
+      CAPTURE(pp);
+      const TransformerModel m = tiny_moe(5);  // 4 MoE layers
+      StepPlan p = plan(1, pp, 8, ep, 64);     // 8 microbatches of 1 x 32 tokens
+      const Program prog = build_training_step(m, p, hw.gpus_per_node);
+      // Averaged over the built ranks (one per stage): 4 MoE layers in all, 2 per stage at pp 2
+      // (layers 0-2 and 3-4).
+      const double expected = 4.0 / pp * 8 * 4 * 32 * 2 * 64 * 2 * (ep - 1.0) / ep;
+      CHECK(comm_bytes_per_rank(prog)[dim_index("ep")] == doctest::Approx(expected).epsilon(1e-4));
+    }
+  }
+}
+
+TEST_CASE("step moe: an MoE layer's ops, and none of them in dense layers") {
+  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const TransformerModel m = tiny_moe(3, 1);
+  const Program prog = build_training_step(m, plan(1, 1, 4, 4, 4), hw.gpus_per_node);
+  // 1 built rank (dp folded), 1 microbatch, 2 MoE layers: forward dispatch + combine, backward
+  // combine bwd + dispatch bwd, one all-to-all each.
+  CHECK(count_named(prog, "all-to-all") == 2 * 4);
+  CHECK(count_named(prog, "router") >= 2 * 2);
+  // 8 experts / ep 4 = 2 local experts, each an up and a down GEMM forward.
+  CHECK(count_named(prog, "expert 0 up") >= 2);
+  CHECK(count_named(prog, "expert 2 up") == 0);
+  CHECK(count_named(prog, "shared up gemm") == 2);
+  CHECK(count_named(prog, "mlp up gemm") == 1);  // the dense first layer
+  // expert gradients over the expert-data-parallel group: edp = 4 / 4 = 1: none; ep 2: edp 2
+  CHECK(count_named(prog, "expert grad") == 0);
+  const Program p2 = build_training_step(m, plan(1, 1, 4, 2, 4), hw.gpus_per_node);
+  CHECK(count_named(p2, "expert grad") == 1);
+  const SimulationResult r = run_simulation(p2, hw);
+  CHECK(r.metrics.makespan > 0);
+}
+
+TEST_CASE("step moe: folded and unfolded steps take the same time under uniform routing") {
+  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const TransformerModel m = tiny_moe(3, 1);
+  for (const int tp : {1, 2}) {
+    CAPTURE(tp);
+    StepPlan p = plan(tp, 2, 4, 4, 16);
+    const auto folded = run_simulation(build_training_step(m, p, hw.gpus_per_node), hw);
+    p.fold_dp = false;
+    p.fold_tp = false;
+    const auto whole = run_simulation(build_training_step(m, p, hw.gpus_per_node), hw);
+    CHECK(folded.metrics.makespan == whole.metrics.makespan);
+  }
+}
+
+TEST_CASE("step moe: skewed routing slows the experts; etp adds ETP collectives") {
+  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  TransformerModel m = tiny_moe(3);
+  m.moe->expert_ffn = 4096;  // experts dominate
+  StepPlan p = plan(1, 1, 8, 8, 8);
+  const auto uniform = run_simulation(build_training_step(m, p, hw.gpus_per_node), hw);
+  p.moe.routing = parse_routing("zipf:1.5");
+  const auto skewed = run_simulation(build_training_step(m, p, hw.gpus_per_node), hw);
+  CHECK(skewed.metrics.makespan > uniform.metrics.makespan);
+  // tp 2 x dp 4 = 8 ranks per stage hold etp 2 x ep 4: an ETP all-gather and reduce-scatter
+  // around the experts, forward and backward.
+  StepPlan e = plan(2, 1, 4, 4, 4);
+  e.moe.etp = 2;
+  const Program pe = build_training_step(m, e, hw.gpus_per_node);
+  CHECK(count_named(pe, "etp all-gather") == 2 * 2);
+  CHECK(count_named(pe, "etp reduce-scatter") == 2 * 2);
+  // etp 2 x ep 8 = 16 does not divide tp x cp x dp = 8.
+  e.moe.ep = 8;
+  CHECK_THROWS_AS(check_step_plan(m, e), InputError);
+}

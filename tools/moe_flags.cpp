@@ -1,0 +1,52 @@
+#include "tools/moe_flags.hpp"
+
+#include "sim/error.hpp"
+
+namespace meshsim {
+
+std::vector<OptionSpec> moe_options() {
+  return {
+      {"--ep", "E", "expert-parallel size of the MoE layers, folded onto tp x cp x dp [1]"},
+      {"--etp", "T", "expert tensor-parallel size (Megatron's --expert-tensor-parallel-size) [tp]"},
+      {"--moe-token-dispatcher", "alltoall|allgather|flex",
+       "how tokens reach their experts (Megatron-Core's dispatcher types; flex: DeepEP's fused "
+       "kernels) [alltoall]"},
+      {"--routing", "uniform|zipf:S|FILE",
+       "token copies per routed expert: uniform, Zipf with exponent S, or a JSON file "
+       "{\"tokens_per_expert\": [...]} [uniform]"},
+      {"--overlap-moe-comm", "",
+       "with --schedule dualpipev: each pair's forward and backward interleave at the EP "
+       "collectives, the all-to-all of one microbatch beside the other's compute (DualPipe)"},
+      {"--moe-capacity-factor", "F",
+       "each expert takes at most F x its uniform share of token copies, the rest are dropped "
+       "[no capacity]"},
+  };
+}
+
+MoePlan read_moe_plan(const Args& args) {
+  MoePlan m;
+  m.ep = static_cast<int>(args.get_int("--ep", 1, 1, 1 << 16));
+  m.etp = static_cast<int>(args.get_int("--etp", 0, 1, 1 << 16));
+  m.dispatcher = *parse_token_dispatcher(
+      args.get_choice("--moe-token-dispatcher", "alltoall", {"alltoall", "allgather", "flex"}));
+  m.routing = parse_routing(args.get("--routing", "uniform"));
+  m.capacity_factor = args.get_number("--moe-capacity-factor", 0, 1e6);
+  m.overlap_comm = args.has("--overlap-moe-comm");
+  if (args.has("--moe-capacity-factor") && !(m.capacity_factor > 0)) {
+    throw InputError("--moe-capacity-factor: expected a number > 0");
+  }
+  return m;
+}
+
+void put_moe_plan(nlohmann::ordered_json& j, const TransformerModel& model, const StepPlan& p) {
+  if (!model.moe) return;
+  j["ep"] = p.moe.ep;
+  j["etp"] = expert_tp(p.moe, p.tp);
+  j["edp"] = p.tp * p.cp * p.dp / (expert_tp(p.moe, p.tp) * p.moe.ep);
+  j["moe_token_dispatcher"] = to_string(p.moe.dispatcher);
+  j["routing"] = p.moe.routing.origin;
+  if (p.moe.capacity_factor > 0) j["moe_capacity_factor"] = p.moe.capacity_factor;
+  if (p.moe.overlap_comm) j["overlap_moe_comm"] = true;
+}
+
+}  // namespace meshsim
