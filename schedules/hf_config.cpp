@@ -16,25 +16,27 @@ namespace {
 
 using json = nlohmann::json;
 
-// architectures[0] and model_type of the dense architectures read here.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kDense = {{
+// architectures[0] and model_type of the architectures read here: the dense decoders, then the
+// mixture-of-experts ones whose attention is theirs (kMoeFirst on).
+constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kDense = {{
     {"LlamaForCausalLM", "llama"},
     {"MistralForCausalLM", "mistral"},
     {"Qwen2ForCausalLM", "qwen2"},
     {"Qwen3ForCausalLM", "qwen3"},
-}};
-// Mixture-of-experts and multi-head latent attention: not modelled yet.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kNotYet = {{
     {"MixtralForCausalLM", "mixtral"},
     {"Qwen2MoeForCausalLM", "qwen2_moe"},
     {"Qwen3MoeForCausalLM", "qwen3_moe"},
+}};
+constexpr std::size_t kMoeFirst = 4;
+// Multi-head latent attention and attention sinks: not read yet (built-in models instead).
+constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kNotYet = {{
     {"DeepseekV2ForCausalLM", "deepseek_v2"},
     {"DeepseekV3ForCausalLM", "deepseek_v3"},
     {"GptOssForCausalLM", "gpt_oss"},
 }};
 
 // The fields model_from_hf_config reads; the others are reported as ignored.
-constexpr std::array<std::string_view, 16> kRead = {
+constexpr std::array<std::string_view, 24> kRead = {
     "architectures",
     "model_type",
     "hidden_size",
@@ -51,6 +53,14 @@ constexpr std::array<std::string_view, 16> kRead = {
     "head_dim",
     "rope_theta",
     "rope_scaling",
+    "num_local_experts",
+    "num_experts",
+    "num_experts_per_tok",
+    "moe_intermediate_size",
+    "shared_expert_intermediate_size",
+    "decoder_sparse_step",
+    "mlp_only_layers",
+    "norm_topk_prob",
 };
 
 template <std::size_t N>
@@ -63,8 +73,16 @@ std::string_view lookup(const std::array<std::pair<std::string_view, std::string
 }
 
 std::string dense_names() {
-  return fmt::format("{}, {}, {}, {}", kDense[0].first, kDense[1].first, kDense[2].first,
-                     kDense[3].first);
+  std::string names;
+  for (const auto& [arch, type] : kDense) names += (names.empty() ? "" : ", ") + std::string(arch);
+  return names;
+}
+
+bool is_moe_architecture(std::string_view architecture) {
+  for (std::size_t i = kMoeFirst; i < kDense.size(); ++i) {
+    if (kDense[i].first == architecture) return true;
+  }
+  return false;
 }
 
 // The architecture: architectures[0], else the one model_type names.
@@ -89,12 +107,13 @@ std::string architecture_of(const JsonField& top, std::string_view origin) {
   }
   if (const auto moe = lookup(kNotYet, architecture, model_type); !moe.empty()) {
     throw InputError(
-        fmt::format("{}: not supported yet: {} (mixture-of-experts or multi-head "
-                    "latent attention; meshsim reads the dense {})",
+        fmt::format("{}: not supported yet: {} (multi-head latent attention or attention "
+                    "sinks; meshsim reads {}; the built-in deepseek-v3 and gpt-oss-120b model "
+                    "those)",
                     origin, moe, dense_names()));
   }
   const JsonField named = top.has("architectures") ? top["architectures"] : top["model_type"];
-  named.fail(fmt::format("one of {} (Hugging Face dense decoders), got '{}'", dense_names(),
+  named.fail(fmt::format("one of {} (Hugging Face decoders), got '{}'", dense_names(),
                          architecture.empty() ? model_type : architecture));
 }
 
@@ -123,18 +142,47 @@ void read_shape(const JsonField& top, TransformerModel& m) {
   m.ffn_hidden = top["intermediate_size"].as_int(1, kMax);
   m.vocab = top["vocab_size"].as_int(1, kMax);
   m.seq_len = top["max_position_embeddings"].as_int(1, kMax);
-  if (m.hidden % m.heads != 0) {
-    top["num_attention_heads"].fail(fmt::format("a divisor of hidden_size ({})", m.hidden));
-  }
   if (m.heads % m.kv_heads != 0) {
     top["num_key_value_heads"].fail(fmt::format("a divisor of num_attention_heads ({})", m.heads));
   }
-  if (top.has("head_dim") && !top["head_dim"].raw().is_null() &&
-      top["head_dim"].as_int(1, kMax) != m.hidden / m.heads) {
-    top["head_dim"].fail(fmt::format(
-        "hidden_size / num_attention_heads = {} (meshsim's heads have hidden / heads channels)",
-        m.hidden / m.heads));
+  // A head size other than hidden / heads (Qwen3) is the model's kv_channels.
+  if (top.has("head_dim") && !top["head_dim"].raw().is_null()) {
+    const std::int64_t d = top["head_dim"].as_int(1, kMax);
+    if (d != m.hidden / m.heads || m.hidden % m.heads != 0) m.kv_channels = d;
   }
+  if (m.kv_channels == 0 && m.hidden % m.heads != 0) {
+    top["num_attention_heads"].fail(
+        fmt::format("a divisor of hidden_size ({}) when the config gives no head_dim", m.hidden));
+  }
+}
+
+// The experts of Mixtral (num_local_experts of intermediate_size) and Qwen2/3-MoE (num_experts
+// of moe_intermediate_size, Qwen2-MoE's one shared expert of shared_expert_intermediate_size);
+// every layer an MoE layer (decoder_sparse_step 1, no mlp_only_layers, as the released models).
+MoeBlock read_moe(const JsonField& top, const TransformerModel& m, std::string_view architecture) {
+  constexpr std::int64_t kMax = std::int64_t{1} << 30;
+  MoeBlock moe;
+  const bool mixtral = architecture == "MixtralForCausalLM";
+  moe.experts =
+      static_cast<int>(top[mixtral ? "num_local_experts" : "num_experts"].as_int(1, 65536));
+  moe.top_k = static_cast<int>(top["num_experts_per_tok"].as_int(1, moe.experts));
+  moe.expert_ffn = mixtral ? m.ffn_hidden : top["moe_intermediate_size"].as_int(1, kMax);
+  if (top.has("shared_expert_intermediate_size") &&
+      !top["shared_expert_intermediate_size"].raw().is_null()) {
+    const std::int64_t fs = top["shared_expert_intermediate_size"].as_int(0, kMax);
+    if (fs > 0) {
+      moe.shared_experts = 1;
+      moe.shared_ffn = fs;
+    }
+  }
+  if (top.has("decoder_sparse_step") && top["decoder_sparse_step"].as_int(1, 65536) != 1) {
+    top["decoder_sparse_step"].fail("1 (an MoE block in every layer)");
+  }
+  if (top.has("mlp_only_layers") && !top["mlp_only_layers"].raw().is_null() &&
+      !(top["mlp_only_layers"].raw().is_array() && top["mlp_only_layers"].raw().empty())) {
+    top["mlp_only_layers"].fail("an empty list (an MoE block in every layer)");
+  }
+  return moe;
 }
 
 // Biases and norms meshsim's layer does not have, stated with the parameters they leave out.
@@ -145,7 +193,13 @@ std::vector<std::string> approximations(const JsonField& top, const TransformerM
     notes.push_back(fmt::format("Qwen2's q, k, v biases are not modelled ({} parameters left out)",
                                 std::int64_t{m.layers} * (m.hidden + 2 * m.kv_hidden())));
   }
-  if (architecture == "Qwen3ForCausalLM") {
+  if (architecture == "Qwen2MoeForCausalLM") {
+    notes.push_back(
+        fmt::format("Qwen2-MoE's q, k, v biases and shared-expert gate are not modelled ({} "
+                    "parameters left out)",
+                    std::int64_t{m.layers} * (m.q_width() + 2 * m.kv_hidden() + m.hidden)));
+  }
+  if (architecture == "Qwen3ForCausalLM" || architecture == "Qwen3MoeForCausalLM") {
     notes.push_back(
         fmt::format("Qwen3's q_norm and k_norm are not modelled ({} parameters left out)",
                     std::int64_t{m.layers} * 2 * m.head_dim()));
@@ -174,6 +228,7 @@ HfModel model_from_hf_config(const json& j, std::string_view origin, std::string
   TransformerModel& m = out.model;
   m.name = std::string(name);
   read_shape(top, m);
+  if (is_moe_architecture(out.architecture)) m.moe = read_moe(top, m, out.architecture);
   m.gated_mlp = true;  // SwiGLU: gate_proj, up_proj, down_proj
   m.norm = NormKind::rmsnorm;
   m.position = PositionEmbedding::rope;

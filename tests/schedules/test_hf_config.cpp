@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schedules/hf_config.hpp"
+#include "schedules/model_catalog.hpp"
 #include "sim/error.hpp"
 #include "sim/json_fields.hpp"
 
@@ -87,20 +88,47 @@ TEST_CASE("hf config: Mistral, Qwen2 and Qwen3 give the model cards' parameter c
   CHECK(qwen3.notes[0].find("9216 parameters left out") != std::string::npos);  // 36 x 2 x 128
 }
 
-TEST_CASE("hf config: MoE architectures are refused by name") {
-  try {
-    (void)load_any_model(hf_dir("Mixtral-8x7B-v0.1"));
-    FAIL("expected an InputError");
-  } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("not supported yet: MixtralForCausalLM") != std::string::npos);
-  }
+TEST_CASE("hf config: Mixtral and Qwen3-MoE configs give the model cards' parameter counts") {
+  // Mixtral 8x7B: 32 layers of 8 SwiGLU experts of 14336 (top 2) and GQA attention; the card's
+  // 46.7B total (mistral.ai/news/mixtral-of-experts), the same count as the built-in model.
+  const LoadedModel mixtral = load_any_model(hf_dir("Mixtral-8x7B-v0.1"));
+  REQUIRE(mixtral.model.moe);
+  CHECK(mixtral.model.moe->experts == 8);
+  CHECK(mixtral.model.moe->top_k == 2);
+  CHECK(mixtral.model.moe->expert_ffn == 14336);
+  const std::int64_t mixtral_total = count_parameters(mixtral.model).total;
+  CHECK(mixtral_total == count_parameters(*builtin_model("mixtral-8x7b")).total);
+  CHECK(static_cast<double>(mixtral_total) == doctest::Approx(46.7e9).epsilon(0.001));
+  // Qwen3-30B-A3B: head_dim 128 over 32 heads of a 2048 hidden (kv_channels), 128 experts of
+  // 768, top 8; the card's 30.5B total.
+  const LoadedModel q30 = load_any_model(hf_dir("Qwen3-30B-A3B"));
+  REQUIRE(q30.model.moe);
+  CHECK(q30.model.kv_channels == 128);
+  CHECK(q30.model.moe->experts == 128);
+  const std::int64_t q30_total = count_parameters(q30.model).total;
+  CHECK(q30_total == count_parameters(*builtin_model("qwen3-30b-a3b")).total);
+  CHECK(static_cast<double>(q30_total) == doctest::Approx(30.5e9).epsilon(0.002));
+}
+
+TEST_CASE("hf config: MLA and attention-sink architectures are refused by name") {
   json deepseek = llama();
   deepseek["architectures"] = {"DeepseekV3ForCausalLM"};
   CHECK(error_of(deepseek).find("not supported yet: DeepseekV3ForCausalLM") != std::string::npos);
-  json moe_type = llama();
-  moe_type.erase("architectures");
-  moe_type["model_type"] = "qwen3_moe";
-  CHECK(error_of(moe_type).find("not supported yet: Qwen3MoeForCausalLM") != std::string::npos);
+  json oss = llama();
+  oss.erase("architectures");
+  oss["model_type"] = "gpt_oss";
+  CHECK(error_of(oss).find("not supported yet: GptOssForCausalLM") != std::string::npos);
+  // An MoE config without its expert fields names the missing one.
+  json qwen_moe = llama();
+  qwen_moe["architectures"] = {"Qwen3MoeForCausalLM"};
+  CHECK(error_of(qwen_moe).find("num_experts") != std::string::npos);
+  // Layers without experts (mlp_only_layers) are not expressed.
+  json sparse = qwen_moe;
+  sparse["num_experts"] = 8;
+  sparse["num_experts_per_tok"] = 2;
+  sparse["moe_intermediate_size"] = 64;
+  sparse["mlp_only_layers"] = {0};
+  CHECK(error_of(sparse).find("mlp_only_layers") != std::string::npos);
 }
 
 TEST_CASE("hf config: bad fields name the field in the config's words") {
@@ -122,9 +150,11 @@ TEST_CASE("hf config: bad fields name the field in the config's words") {
   j.erase("vocab_size");
   CHECK(error_of(j).find("field 'vocab_size': missing") != std::string::npos);
   j = llama();
-  j["head_dim"] = 256;  // Qwen3-0.6B style: heads x head_dim != hidden_size
-  CHECK(error_of(j).find("field 'head_dim': expected hidden_size / num_attention_heads = 128") !=
-        std::string::npos);
+  j["head_dim"] = 0;
+  CHECK(error_of(j).find("field 'head_dim'") != std::string::npos);
+  // Qwen3-0.6B style: heads x head_dim != hidden_size is the model's kv_channels.
+  j["head_dim"] = 256;
+  CHECK(model_from_hf_config(j, "config.json", "m").model.kv_channels == 256);
 }
 
 TEST_CASE("hf config: defaults and flags follow transformers") {
