@@ -149,11 +149,18 @@ std::string flag_value(const py::handle& v, TemporaryFiles& files) {
 }
 
 // Keyword arguments as the command's flags.
+// --json goes first, so that a switch given to a flag that takes a value (tp=True) is refused
+// as a missing value rather than taking --json as its value.
 std::vector<std::string> flags_of(const py::kwargs& kwargs, TemporaryFiles& files) {
-  std::vector<std::string> args;
+  std::vector<std::string> args{"--json"};
   for (const auto& [key, value] : kwargs) {
     std::string flag = "--" + key.cast<std::string>();
     std::replace(flag.begin(), flag.end(), '_', '-');
+    if (flag == "--help" || flag == "--json") {
+      throw InputError(fmt::format("{}: not a keyword of the Python module (help(meshsim) and the "
+                                   "CLI's --help describe the flags; results are always JSON)",
+                                   key.cast<std::string>()));
+    }
     if (value.is_none()) continue;
     if (py::isinstance<py::bool_>(value)) {
       if (value.cast<bool>()) args.push_back(flag);
@@ -162,7 +169,6 @@ std::vector<std::string> flags_of(const py::kwargs& kwargs, TemporaryFiles& file
     args.push_back(flag);
     args.push_back(flag_value(value, files));
   }
-  args.emplace_back("--json");
   return args;
 }
 

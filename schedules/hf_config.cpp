@@ -36,7 +36,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kNotYet =
 }};
 
 // The fields model_from_hf_config reads; the others are reported as ignored.
-constexpr std::array<std::string_view, 24> kRead = {
+constexpr std::array<std::string_view, 27> kRead = {
     "architectures",
     "model_type",
     "hidden_size",
@@ -61,6 +61,9 @@ constexpr std::array<std::string_view, 24> kRead = {
     "decoder_sparse_step",
     "mlp_only_layers",
     "norm_topk_prob",
+    "hidden_act",
+    "sliding_window",
+    "use_sliding_window",
 };
 
 template <std::size_t N>
@@ -127,6 +130,18 @@ void check_rope(const JsonField& top) {
   if (top.has("rope_scaling")) {
     const JsonField s = top["rope_scaling"];
     if (!s.raw().is_null() && !s.raw().is_object()) s.fail("null or an object");
+    if (s.raw().is_object() && s.has("factor")) s["factor"].as_positive();
+  }
+}
+
+// The activation and dropout the layer runs: SwiGLU (silu), a dropout probability in [0, 1).
+void check_layer_fields(const JsonField& top) {
+  if (top.has("hidden_act") && top["hidden_act"].as_string() != "silu") {
+    top["hidden_act"].fail("\"silu\" (the SwiGLU MLP these architectures run)");
+  }
+  if (top.has("attention_dropout") && !top["attention_dropout"].raw().is_null()) {
+    const double p = top["attention_dropout"].as_number();
+    if (p < 0 || p >= 1) top["attention_dropout"].fail("a probability in [0, 1)");
   }
 }
 
@@ -204,6 +219,14 @@ std::vector<std::string> approximations(const JsonField& top, const TransformerM
         fmt::format("Qwen3's q_norm and k_norm are not modelled ({} parameters left out)",
                     std::int64_t{m.layers} * 2 * m.head_dim()));
   }
+  if (top.has("sliding_window") && !top["sliding_window"].raw().is_null() &&
+      !(top.has("use_sliding_window") && top["use_sliding_window"].raw().is_boolean() &&
+        !top["use_sliding_window"].as_bool())) {
+    notes.push_back(fmt::format(
+        "sliding_window {} is not modelled: attention is costed as full causal attention over "
+        "the sequence (pass --seq up to the window for a window-bound estimate)",
+        top["sliding_window"].as_int(1, std::int64_t{1} << 30)));
+  }
   if (flag_of(top, "attention_bias") != flag_of(top, "mlp_bias")) {
     notes.push_back(
         "attention_bias and mlp_bias differ: linear biases are modelled on every "
@@ -234,7 +257,9 @@ HfModel model_from_hf_config(const json& j, std::string_view origin, std::string
   m.position = PositionEmbedding::rope;
   m.tied_embeddings = flag_of(top, "tie_word_embeddings");
   m.linear_bias = flag_of(top, "attention_bias") && flag_of(top, "mlp_bias");
-  m.dropout = top.has("attention_dropout") && top["attention_dropout"].as_number() > 0;
+  check_layer_fields(top);
+  m.dropout = top.has("attention_dropout") && !top["attention_dropout"].raw().is_null() &&
+              top["attention_dropout"].as_number() > 0;
   check_rope(top);
   check_model(m, origin);
   out.notes = approximations(top, m, out.architecture);

@@ -49,6 +49,13 @@ void check_moe_plan(const TransformerModel& m, const MoePlan& moe, int tp, int c
       throw InputError(
           fmt::format("`ep` and `etp` need a model with MoE layers; {} is dense", m.name));
     }
+    if (moe.routing.kind != Routing{}.kind || moe.capacity_factor > 0 ||
+        moe.dispatcher != MoePlan{}.dispatcher) {
+      throw InputError(fmt::format(
+          "`routing`, `moe_capacity_factor` and `moe_token_dispatcher` need a model with MoE "
+          "layers; {} is dense",
+          m.name));
+    }
     return;
   }
   if (moe.ep < 1 || etp < 1) throw InputError("`ep` and `etp` must be >= 1");

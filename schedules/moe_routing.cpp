@@ -55,8 +55,12 @@ Routing parse_routing(std::string_view text) {
   const std::string path(text);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
+    const char* why = std::filesystem::is_directory(path, ec) ? " (a folder)"
+                      : std::filesystem::exists(path, ec)     ? " (not a regular file)"
+                                                              : " (no such file)";
     throw InputError(fmt::format(
-        "`routing`: expected uniform, zipf:S or a JSON file of tokens_per_expert, got '{}'", text));
+        "`routing`: expected uniform, zipf:S or a JSON file of tokens_per_expert, got '{}'{}", text,
+        why));
   }
   const nlohmann::json j = parse_json_text(read_text_file(path), path);
   const JsonField top(j, path);

@@ -1,5 +1,10 @@
 #include "tools/moe_flags.hpp"
 
+#include <charconv>
+#include <string>
+
+#include <fmt/format.h>
+
 #include "sim/error.hpp"
 
 namespace meshsim {
@@ -30,10 +35,16 @@ MoePlan read_moe_plan(const Args& args) {
   m.dispatcher = *parse_token_dispatcher(
       args.get_choice("--moe-token-dispatcher", "alltoall", {"alltoall", "allgather", "flex"}));
   m.routing = parse_routing(args.get("--routing", "uniform"));
-  m.capacity_factor = args.get_number("--moe-capacity-factor", 0, 1e6);
   m.overlap_comm = args.has("--overlap-moe-comm");
-  if (args.has("--moe-capacity-factor") && !(m.capacity_factor > 0)) {
-    throw InputError("--moe-capacity-factor: expected a number > 0");
+  if (args.has("--moe-capacity-factor")) {
+    // A capacity factor of 0 would drop every token: the range is (0, 1e6].
+    const std::string v = args.get("--moe-capacity-factor", "");
+    const char* end = v.data() + v.size();
+    const auto [ptr, ec] = std::from_chars(v.data(), end, m.capacity_factor);
+    if (ec != std::errc() || ptr != end || !(m.capacity_factor > 0) || m.capacity_factor > 1e6) {
+      throw InputError(
+          fmt::format("--moe-capacity-factor expects a number in (0, 1000000], got '{}'", v));
+    }
   }
   return m;
 }

@@ -60,6 +60,12 @@ def test_bad_input_is_an_input_error_naming_the_flag():
         meshsim.step(model="llama3-8b", gpus=8, tp=3)
     with pytest.raises(ValueError, match=r"unknown flag --bogus"):
         meshsim.step(bogus=1)
+    # A flag that takes a value given as a switch is refused as such, not fed --json.
+    with pytest.raises(meshsim.InputError) as bad_switch:
+        meshsim.step(model="llama3-8b", gpus=16, tp=True)
+    assert "--tp" in str(bad_switch.value) and "--json" not in str(bad_switch.value)
+    with pytest.raises(meshsim.InputError, match="help: not a keyword"):
+        meshsim.step(help=True)
     assert not hasattr(meshsim.step(model="llama3-8b", gpus=8), "no_such_field")
 
 

@@ -57,9 +57,9 @@ TEST_CASE("hf config: Llama 3 8B reads as the built-in llama3-8b, 8.03B paramete
   builtin.name = m.model.name;
   CHECK(m.model == builtin);
   CHECK(count_parameters(m.model).total == 8'030'261'248);
-  CHECK(m.ignored == std::vector<std::string>{"bos_token_id", "eos_token_id", "hidden_act",
-                                              "initializer_range", "pretraining_tp", "rms_norm_eps",
-                                              "torch_dtype", "transformers_version", "use_cache"});
+  CHECK(m.ignored == std::vector<std::string>{"bos_token_id", "eos_token_id", "initializer_range",
+                                              "pretraining_tp", "rms_norm_eps", "torch_dtype",
+                                              "transformers_version", "use_cache"});
   CHECK(m.notes.empty());
   // The file itself works too, named after its folder.
   CHECK(load_any_model(hf_dir("Meta-Llama-3-8B") + "/config.json").model == m.model);
@@ -71,6 +71,9 @@ TEST_CASE("hf config: Mistral, Qwen2 and Qwen3 give the model cards' parameter c
   CHECK(mistral.hf_architecture == "MistralForCausalLM");
   CHECK(count_parameters(mistral.model).total == 7'241'732'096);
   CHECK(mistral.model.seq_len == 32768);
+  // Its 4,096-token sliding window is stated as not modelled.
+  REQUIRE(mistral.notes.size() == 1);
+  CHECK(mistral.notes[0].find("sliding_window 4096 is not modelled") != std::string::npos);
   // Qwen2 7B: per layer 2 x 3584^2 + 2 x 3584 x 512 + 3 x 3584 x 18944 + 2 x 3584 = 233,053,184;
   // 28 of them + 2 x 152,064 x 3,584 + 3,584 = 7,615,487,488 (card: 7.62B); its q, k, v biases,
   // 28 x (3584 + 2 x 512) = 129,024, are stated as left out.
@@ -149,6 +152,15 @@ TEST_CASE("hf config: bad fields name the field in the config's words") {
   j = llama();
   j.erase("vocab_size");
   CHECK(error_of(j).find("field 'vocab_size': missing") != std::string::npos);
+  j = llama();
+  j["hidden_act"] = "gelu";  // the layer is SwiGLU
+  CHECK(error_of(j).find("field 'hidden_act': expected \"silu\"") != std::string::npos);
+  j = llama();
+  j["attention_dropout"] = 1.5;
+  CHECK(error_of(j).find("field 'attention_dropout': expected a probability") != std::string::npos);
+  j = llama();
+  j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", -2}};
+  CHECK(error_of(j).find("rope_scaling.factor") != std::string::npos);
   j = llama();
   j["head_dim"] = 0;
   CHECK(error_of(j).find("field 'head_dim'") != std::string::npos);
