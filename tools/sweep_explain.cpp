@@ -28,6 +28,27 @@ T only_value(const std::vector<T>& list, std::string_view field, std::string_vie
   return list.front();
 }
 
+template <class T>
+std::string shown(T v) {
+  return fmt::format("{}", v);
+}
+std::string shown(PipelineSchedule s) {
+  return std::string(to_string(s));
+}
+
+// The value --why names for a field: one of the sweep's list (InputError otherwise), or the
+// list's only value when left out.
+template <class T, class U>
+T listed_value(const std::optional<U>& named, const std::vector<T>& list, std::string_view field,
+               std::string_view flag) {
+  if (!named) return only_value(list, field, flag);
+  const T v = static_cast<T>(*named);
+  if (std::find(list.begin(), list.end(), v) == list.end()) {
+    throw InputError(fmt::format("--why: {} is not in the sweep's {} list", shown(v), flag));
+  }
+  return v;
+}
+
 // "tp4" -> 4 for prefix "tp"; nullopt when `word` is not prefix + a positive integer.
 std::optional<std::int64_t> number_after(std::string_view word, std::string_view prefix) {
   if (!word.starts_with(prefix) || word.size() == prefix.size()) return std::nullopt;
@@ -53,7 +74,10 @@ std::string plan_label(const StepPlan& p) {
 }
 
 std::string combination_label(const Combination& c) {
-  return fmt::format("tp{} pp{} cp{} vp{} mbs{} {}{}", c.tp, c.pp, c.cp, c.vp, c.mbs,
+  // Expert parallelism shown when swept away from the dense default (ep 1, etp = tp).
+  const std::string experts =
+      c.ep != 1 || c.etp != 0 ? fmt::format(" ep{} etp{}", c.ep, c.etp == 0 ? c.tp : c.etp) : "";
+  return fmt::format("tp{} pp{} cp{} vp{} mbs{}{} {}{}", c.tp, c.pp, c.cp, c.vp, c.mbs, experts,
                      to_string(c.schedule), cp_suffix(c.cp, c.cp_variant));
 }
 
@@ -93,7 +117,7 @@ nlohmann::ordered_json rejections_json(const PlanSpace& space) {
 }
 
 Combination parse_combination(std::string_view text, const PlanLists& lists) {
-  std::optional<std::int64_t> tp, pp, cp, vp, mbs;
+  std::optional<std::int64_t> tp, pp, cp, vp, mbs, ep, etp;
   std::optional<PipelineSchedule> schedule;
   std::optional<RingVariant> variant;
   std::string words(text);
@@ -104,8 +128,9 @@ Combination parse_combination(std::string_view text, const PlanLists& lists) {
     const std::string_view w = std::string_view(words).substr(at, end - at);
     at = end;
     bool known = false;
-    for (auto [prefix, field] : {std::pair{"tp", &tp}, std::pair{"pp", &pp}, std::pair{"cp", &cp},
-                                 std::pair{"vp", &vp}, std::pair{"mbs", &mbs}}) {
+    for (auto [prefix, field] :
+         {std::pair{"tp", &tp}, std::pair{"pp", &pp}, std::pair{"cp", &cp}, std::pair{"vp", &vp},
+          std::pair{"mbs", &mbs}, std::pair{"ep", &ep}, std::pair{"etp", &etp}}) {
       if (const auto v = number_after(w, prefix)) {
         *field = *v;
         known = true;
@@ -128,13 +153,20 @@ Combination parse_combination(std::string_view text, const PlanLists& lists) {
     }
   }
   Combination c;
-  c.tp = static_cast<int>(tp ? *tp : only_value(lists.tp, "tp", "--tp"));
-  c.pp = static_cast<int>(pp ? *pp : only_value(lists.pp, "pp", "--pp"));
-  c.cp = static_cast<int>(cp ? *cp : only_value(lists.cp, "cp", "--cp"));
-  c.vp = static_cast<int>(vp ? *vp : only_value(lists.vp, "vp", "--vp"));
-  c.mbs = mbs ? *mbs : only_value(lists.mbs, "mbs", "--mbs");
-  c.schedule = schedule ? *schedule : only_value(lists.schedules, "the schedule", "--schedule");
+  c.tp = listed_value(tp, lists.tp, "tp", "--tp");
+  c.pp = listed_value(pp, lists.pp, "pp", "--pp");
+  c.cp = listed_value(cp, lists.cp, "cp", "--cp");
+  c.vp = listed_value(vp, lists.vp, "vp", "--vp");
+  c.mbs = listed_value(mbs, lists.mbs, "mbs", "--mbs");
+  c.schedule = listed_value(schedule, lists.schedules, "the schedule", "--schedule");
   c.cp_variant = variant ? *variant : lists.cp_variants.front();
+  c.ep = listed_value(ep, lists.ep, "ep", "--ep");
+  // etp: the sweep's list, where 0 stands for "= tp" (a named etp equal to tp matches it).
+  if (etp && *etp == c.tp && std::find(lists.etp.begin(), lists.etp.end(), 0) != lists.etp.end()) {
+    c.etp = 0;
+  } else {
+    c.etp = listed_value(etp, lists.etp, "etp", "--etp");
+  }
   return c;
 }
 

@@ -72,6 +72,30 @@ TEST_CASE("sweep explain: --why reads a plan as the table labels it") {
         "tp2 pp1 cp1 vp1 mbs3 1f1b");
   CHECK(why_error("pp2 mbs1") == "--why: name tp (the sweep's --tp list has 2 values)");
   CHECK(why_error("tp4 pp2 mbs1 fast").find("got 'fast'") != std::string::npos);
+  // A value outside the sweep's lists is not one of its combinations.
+  CHECK(why_error("tp8 pp2 mbs1") == "--why: 8 is not in the sweep's --tp list");
+  CHECK(why_error("tp4 pp2 mbs1 zb-h1") == "--why: zb-h1 is not in the sweep's --schedule list");
+}
+
+TEST_CASE("sweep explain: --why names expert parallelism as the MoE table labels it") {
+  PlanLists l = lists16();
+  l.ep = {1, 2, 4, 8};
+  l.etp = {1, 2};
+  const Combination c = parse_combination("tp2 pp2 mbs1 ep4 etp2", l);
+  CHECK(c.ep == 4);
+  CHECK(c.etp == 2);
+  CHECK(combination_label(c) == "tp2 pp2 cp1 vp1 mbs1 ep4 etp2 1f1b");
+  // Left out with several values: named, as for the other fields.
+  try {
+    (void)parse_combination("tp2 pp2 mbs1", l);
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == "--why: name ep (the sweep's --ep list has 4 values)");
+  }
+  // etp's default list {0} means etp = tp: naming etp = tp matches it.
+  PlanLists dense_etp = lists16();
+  dense_etp.ep = {2};
+  CHECK(parse_combination("tp2 pp2 mbs1 etp2", dense_etp).etp == 0);
 }
 
 TEST_CASE("sweep explain: one plan's story") {
