@@ -58,7 +58,7 @@ nlohmann::ordered_json to_json(const MoeBreakdown& b) {
   j["ep_comm_hidden_fraction"] = b.hidden_fraction;
   j["imbalance"] = b.imbalance;
   j["dropped_fraction"] = b.dropped_fraction;
-  j["averaged_over"] = "simulated ranks";
+  j["averaged_over"] = "simulated ranks";  // folded: the busiest EP rank (moe_lines)
   return j;
 }
 
@@ -76,6 +76,12 @@ std::string moe_lines(const TransformerModel& m, const StepPlan& p, const MoeBre
       "comm {:.6f} s ({:.1f} % of the all-to-all hidden); imbalance {:.2f}, dropped {:.2f} %\n",
       b.dispatch_s, b.combine_s, b.expert_compute_s, b.exposed_ep_comm_s, 100.0 * b.hidden_fraction,
       b.imbalance, 100.0 * b.dropped_fraction);
+  if (p.fold_dp && p.moe.ep > 1 && b.imbalance > 1.0) {
+    // Folding builds one EP rank, the busiest (every EP rank waits for it at the combine): its
+    // times are that rank's; the step time is the same either way.
+    s += "               (per-rank times are the busiest EP rank's, the one folding builds; "
+         "--no-fold averages over every rank)\n";
+  }
   return s;
 }
 
