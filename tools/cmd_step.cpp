@@ -269,6 +269,11 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out, std::
   p.overlap_param_gather = args.has("--overlap-param-gather");
   read_sharding(args, p);
   p.overlap_grad_reduce = !args.has("--no-overlap-grad-reduce");
+  if (!p.overlap_grad_reduce && p.sharding.zero >= 2) {
+    throw InputError(
+        "--no-overlap-grad-reduce applies without gradient sharding: with --zero 2/3 or --fsdp the "
+        "gradients are reduce-scattered as the backward releases them");
+  }
   if (p.overlap_param_gather && !p.distributed_optimizer) {
     throw InputError("--overlap-param-gather needs --distributed-optimizer");
   }
