@@ -157,9 +157,10 @@ std::vector<std::string> flags_of(const py::kwargs& kwargs, TemporaryFiles& file
     std::string flag = "--" + key.cast<std::string>();
     std::replace(flag.begin(), flag.end(), '_', '-');
     if (flag == "--help" || flag == "--json") {
-      throw InputError(fmt::format("{}: not a keyword of the Python module (help(meshsim) and the "
-                                   "CLI's --help describe the flags; results are always JSON)",
-                                   key.cast<std::string>()));
+      throw InputError(
+          fmt::format("{}: not a keyword of the Python module (help(meshsim) and the "
+                      "CLI's --help describe the flags; results are always JSON)",
+                      key.cast<std::string>()));
     }
     if (value.is_none()) continue;
     if (py::isinstance<py::bool_>(value)) {

@@ -1,8 +1,9 @@
 #pragma once
 // The MoE breakdown of a simulated step (meshsim step on an MoE model): per rank, averaged over
 // the simulated ranks, the time of the dispatch and combine collectives over EP (from their
-// rendezvous to their end; the ETP all-gathers and reduce-scatters count with tp), of the expert GEMMs and activations, how much of the expert-parallel
-// communication compute does not hide, and the routing's imbalance and dropped tokens.
+// rendezvous to their end; the ETP all-gathers and reduce-scatters count with tp), of the expert
+// GEMMs and activations, how much of the expert-parallel communication compute does not hide, and
+// the routing's imbalance and dropped tokens.
 #include <string>
 
 #include <nlohmann/json.hpp>

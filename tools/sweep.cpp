@@ -211,8 +211,8 @@ std::string sweep_csv(const std::vector<SweepRow>& rows) {
     const StepPlan& p = r.plan;
     out += fmt::format("{},{},{},{},{},{},", p.tp, p.pp, p.cp, p.dp, p.vp, p.microbatch_size);
     if (moe) out += fmt::format("{},{},", p.moe.ep, expert_tp(p.moe, p.tp));
-    out += fmt::format("{},{},{},", to_string(p.schedule), to_string(p.cp_variant),
-                       microbatches(p));
+    out +=
+        fmt::format("{},{},{},", to_string(p.schedule), to_string(p.cp_variant), microbatches(p));
     if (r.timed) {
       out += fmt::format("{:.9g},{:.9g},{:.6f},", r.step_time_s, r.tokens_per_s, r.mfu);
     } else {
