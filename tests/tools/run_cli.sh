@@ -41,7 +41,9 @@ if [[ $code != "$expected" ]]; then
     problems+=("exit code $code, expected $expected")
   fi
 fi
-if ! cat "$tmp/.stdout" "$tmp/.stderr" | grep -Eq -- "$regex"; then
+# grep reads both files itself: `cat ... | grep -q` under pipefail fails when grep exits at the
+# first match before cat has written everything (SIGPIPE), a race, not a mismatch.
+if ! grep -Eq -- "$regex" "$tmp/.stdout" "$tmp/.stderr"; then
   problems+=("output does not match /$regex/")
 fi
 if [[ $absent != "-" ]]; then
