@@ -5,14 +5,13 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <span>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "sim/error.hpp"
+#include "sim/hardware_profile_units.hpp"
 #include "sim/json_fields.hpp"
 #include "sim/kernel_call.hpp"
 #include "sim/program.hpp"
@@ -38,34 +37,7 @@ double interpolate_efficiency(const EfficiencyTable& table, double size) {
 
 namespace {
 
-// A JSON field in human units and its SI value: si = human * mul (or human / div).
-struct Unit {
-  double mul = 1;
-  double div = 1;
-};
-constexpr Unit kUnitOne{1, 1};
-constexpr Unit kUnitTera{1e12, 1};  // TFLOP/s, TB/s
-constexpr Unit kUnitGiga{1e9, 1};   // GB, GB/s
-constexpr Unit kUnitMicro{1, 1e6};  // us
-
-double from_human(double human, Unit u) {
-  return u.mul != 1 ? human * u.mul : human / u.div;
-}
-
-// The human value whose conversion gives back exactly `si` when one exists near si / unit (always
-// the case for profiles that were read from JSON), so that JSON round trips are exact.
-double to_human(double si, Unit u) {
-  const double h = u.mul != 1 ? si / u.mul : si * u.div;
-  if (!std::isfinite(h) || from_human(h, u) == si) return h;
-  double up = h, down = h;
-  for (int i = 0; i < 8; ++i) {
-    up = std::nextafter(up, HUGE_VAL);
-    if (from_human(up, u) == si) return up;
-    down = std::nextafter(down, -HUGE_VAL);
-    if (from_human(down, u) == si) return down;
-  }
-  return h;
-}
+using namespace profile_units;
 
 constexpr std::string_view kTopFields[] = {"schema_version",
                                            "name",
@@ -88,7 +60,6 @@ constexpr std::string_view kNetworkFields[] = {
     "nics_per_node",           "base_latency_us", "nvlink_step_latency_us",
     "network_step_latency_us", "calibrated"};
 constexpr std::string_view kLinkFigureFields[] = {"base_latency_us", "step_latency_us", "bw_gbps"};
-constexpr DType kDTypes[] = {DType::bf16, DType::fp16, DType::fp32, DType::fp64};
 
 // Keys and values quoted in messages: control characters replaced, long text cut, so that an
 // error stays on one line whatever the input.
@@ -220,12 +191,6 @@ class Reader {
  private:
   std::string origin_;
 };
-
-json table_to_json(const EfficiencyTable& t) {
-  json a = json::array();
-  for (const auto& p : t) a.push_back(json::array({p.size, p.efficiency}));
-  return a;
-}
 
 // The profile is an object of this meshsim's schema_version, with no fields but the known ones.
 void check_profile_header(const json& j, const Reader& r, std::string_view origin) {
@@ -405,60 +370,6 @@ std::string one_line(std::string s) {
 
 }  // namespace
 
-json to_json(const HardwareProfile& hw) {
-  json peak = json::object();
-  for (DType t : kDTypes) {
-    peak[std::string(to_string(t))] =
-        to_human(hw.peak_flops[static_cast<std::size_t>(t)], kUnitTera);
-  }
-  if (hw.fp8_flops > 0) peak["fp8"] = to_human(hw.fp8_flops, kUnitTera);
-  if (hw.fp4_flops > 0) peak["fp4"] = to_human(hw.fp4_flops, kUnitTera);
-  json compute = json::object();
-  for (const auto& [kind, table] : hw.compute_efficiency) compute[kind] = table_to_json(table);
-  const auto& n = hw.network;
-  json network = {{"nvlink_bus_gbps", to_human(n.nvlink_bus_bw, kUnitGiga)},
-                  {"nvls_bus_gbps", to_human(n.nvls_bus_bw, kUnitGiga)},
-                  {"nic_gbps", to_human(n.nic_bw, kUnitGiga)},
-                  {"nics_per_node", n.nics_per_node},
-                  {"base_latency_us", to_human(n.base_latency, kUnitMicro)},
-                  {"nvlink_step_latency_us", to_human(n.nvlink_step_latency, kUnitMicro)},
-                  {"network_step_latency_us", to_human(n.network_step_latency, kUnitMicro)}};
-  if (!n.calibrated.empty()) {
-    json c = json::object();
-    for (const auto& [key, f] : n.calibrated) {
-      c[key] = {{"base_latency_us", to_human(f.base_latency, kUnitMicro)},
-                {"step_latency_us", to_human(f.step_latency, kUnitMicro)},
-                {"bw_gbps", to_human(f.bw, kUnitGiga)}};
-    }
-    network["calibrated"] = std::move(c);
-  }
-  json out{
-      {"schema_version", kHardwareSchemaVersion},
-      {"name", hw.name},
-      {"gpus_per_node", hw.gpus_per_node},
-      {"memory_gb", to_human(hw.memory_bytes, kUnitGiga)},
-      {"peak_tflops", std::move(peak)},
-      {"memory_tbps", to_human(hw.memory_bw, kUnitTera)},
-      {"launch_overhead_us", to_human(hw.launch_overhead, kUnitMicro)},
-      {"compute_efficiency", std::move(compute)},
-      {"memory_efficiency", table_to_json(hw.memory_efficiency)},
-      {"comm_interference", hw.comm_interference},
-      {"network", std::move(network)},
-  };
-  if (hw.gpus_per_host > 0) out["gpus_per_host"] = hw.gpus_per_host;
-  if (!hw.attention_kernels.empty()) {
-    json families = json::object();
-    for (const auto& [family, t] : hw.attention_kernels) {
-      families[family] = {{"attention_fwd", table_to_json(t.fwd)},
-                          {"attention_bwd", table_to_json(t.bwd)}};
-    }
-    out["attention_kernels"] = std::move(families);
-  }
-  if (!hw.attention_kernel.empty()) out["attention_kernel"] = hw.attention_kernel;
-  if (!hw.sources.empty()) out["sources"] = hw.sources;
-  return out;
-}
-
 HardwareProfile hardware_from_json(const json& j, std::string_view origin) {
   const Reader reader(origin);
   try {
@@ -483,24 +394,8 @@ HardwareProfile load_hardware(std::string_view name_or_path) {
         fmt::format("{}: not a built-in hardware profile ({}) and not a readable JSON file",
                     name_or_path, names));
   }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) throw InputError(fmt::format("{}: cannot read the file", name_or_path));
-  return hardware_from_json(parse_json_text(text.str(), name_or_path), name_or_path);
-}
-
-std::string hardware_hash(const HardwareProfile& profile) {
-  // The figures only: `sources` documents them and does not change a result.
-  json figures = to_json(profile);
-  figures.erase("sources");
-  const std::string text = figures.dump(-1, ' ', false, json::error_handler_t::replace);
-  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64-bit offset basis
-  for (char c : text) {
-    h ^= static_cast<std::uint8_t>(c);
-    h *= 0x100000001b3ULL;  // FNV prime
-  }
-  return fmt::format("{:016x}", h);
+  return hardware_from_json(parse_json_text(read_text_file(path.string()), name_or_path),
+                            name_or_path);
 }
 
 }  // namespace meshsim
