@@ -97,14 +97,6 @@ std::vector<Enum> enum_list(const Args& args, std::string_view flag, std::string
   return out;
 }
 
-std::string plan_label(const SweepRow& r) {
-  const StepPlan& p = r.plan;
-  return fmt::format(
-      "tp{} pp{} cp{} dp{} vp{} mbs{}{} {}{}", p.tp, p.pp, p.cp, p.dp, p.vp, p.microbatch_size,
-      r.moe ? fmt::format(" ep{} etp{}", p.moe.ep, expert_tp(p.moe, p.tp)) : "",
-      to_string(p.schedule), p.cp > 1 ? fmt::format(" {}", to_string(p.cp_variant)) : "");
-}
-
 // The rows a rank computed, as JSON text: plan index and results (plans are known everywhere).
 std::vector<std::byte> encode_rows(const std::vector<SweepRow>& rows, int offset, int stride) {
   nlohmann::json a = nlohmann::json::array();
@@ -325,8 +317,9 @@ void print_sweep(std::ostream& out, const std::vector<SweepRow>& rows,
                      "mem_GB", "critical path (why)");
   for (std::size_t i = 0; i < best.size() && i < o.top; ++i) {
     const SweepRow& r = best[i];
-    out << fmt::format("{:>4}  {:<40} {:>10.3f} {:>6.1f}% {:>8.1f}  {}\n", i + 1, plan_label(r),
-                       r.step_time_s, 100 * r.mfu, r.mem_gb, r.critical_path);
+    out << fmt::format("{:>4}  {:<40} {:>10.3f} {:>6.1f}% {:>8.1f}  {}\n", i + 1,
+                       plan_label(r.plan, r.moe), r.step_time_s, 100 * r.mfu, r.mem_gb,
+                       r.critical_path);
   }
   if (!o.out_path.empty()) out << fmt::format("rows written to {}\n", o.out_path);
   if (!o.trace_path.empty() && !best.empty()) {

@@ -104,10 +104,16 @@ const PublishedRun* memory_plan_run(const PublishedRuns& runs, const PublishedMe
 }
 
 // Activation bytes of the first pipeline stage for the run's plan with sp and recompute set.
-double first_stage_activations(const RunPlan& p, bool sp, Recompute recompute) {
+// The run's plan with sp and recompute set as a memory row names them.
+StepPlan with_activation_choice(const RunPlan& p, bool sp, Recompute recompute) {
   StepPlan plan = p.plan;
   plan.sequence_parallel = sp;
   plan.recompute = recompute;
+  return plan;
+}
+
+double first_stage_activations(const RunPlan& p, bool sp, Recompute recompute) {
+  const StepPlan plan = with_activation_choice(p, sp, recompute);
   return estimate_memory(p.model, memory_plan(plan), p.hardware).stages.front().activations;
 }
 
@@ -129,10 +135,8 @@ double first_stage_layer_state(const RunPlan& p) {
 // their Table 2 (embedding, head and loss activations and the pipeline's in-flight count are
 // outside it).
 double layer_activations(const RunPlan& p, bool sp, Recompute recompute) {
-  StepPlan plan = p.plan;
-  plan.sequence_parallel = sp;
-  plan.recompute = recompute;
-  return activation_terms(p.model, memory_plan(plan)).layer_stored;
+  return activation_terms(p.model, memory_plan(with_activation_choice(p, sp, recompute)))
+      .layer_stored;
 }
 
 std::vector<ComparedRow> memory_rows(const PublishedRuns& runs, const std::string& table) {

@@ -68,9 +68,11 @@ std::string minutes(double seconds) {
 
 }  // namespace
 
-std::string plan_label(const StepPlan& p) {
-  return fmt::format("tp{} pp{} cp{} dp{} vp{} mbs{} {}{}", p.tp, p.pp, p.cp, p.dp, p.vp,
-                     p.microbatch_size, to_string(p.schedule), cp_suffix(p.cp, p.cp_variant));
+std::string plan_label(const StepPlan& p, bool experts) {
+  return fmt::format("tp{} pp{} cp{} dp{} vp{} mbs{}{} {}{}", p.tp, p.pp, p.cp, p.dp, p.vp,
+                     p.microbatch_size,
+                     experts ? fmt::format(" ep{} etp{}", p.moe.ep, expert_tp(p.moe, p.tp)) : "",
+                     to_string(p.schedule), cp_suffix(p.cp, p.cp_variant));
 }
 
 std::string combination_label(const Combination& c) {

@@ -15,7 +15,7 @@
 namespace meshsim {
 
 // "tp2 pp1 cp1 dp8 vp1 mbs1 1f1b" (+ " zigzag" when cp > 1).
-std::string plan_label(const StepPlan& p);
+std::string plan_label(const StepPlan& p, bool experts = false);  // experts: with ep, etp
 // The same without dp (a combination whose mesh may not divide the GPUs).
 std::string combination_label(const Combination& c);
 
