@@ -53,6 +53,9 @@ std::vector<OptionSpec> calibrate_options() {
        "over its limit), the last one kept [3]"},
       {"--force", "",
        "write the profile even when the machine was not steady (else exit 5 and write nothing)"},
+      {"--from-trace", "FILE",
+       "fit from a PyTorch profiler (Kineto) trace instead of running microbenchmarks (its "
+       "flags: calibrate --from-trace FILE --help)"},
   };
 }
 
@@ -193,6 +196,7 @@ int write_outputs(const Request& req, const CalibrationResult& result, const Sta
 }  // namespace
 
 int run_calibrate_command(std::span<const std::string> argv, const CommandContext& ctx) {
+  if (is_calibrate_from_trace(argv)) return run_calibrate_from_trace(argv, ctx);
   const auto started = std::chrono::steady_clock::now();
   const LaunchEnv env = detect_launch_env();
   std::optional<Args> parsed;

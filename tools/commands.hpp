@@ -24,6 +24,9 @@ int run_collective_command(std::span<const std::string> args, const CommandConte
 int run_simulate_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_sweep_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_calibrate_command(std::span<const std::string> args, const CommandContext& ctx);
+// calibrate --from-trace FILE (tools/cmd_calibrate_trace.cpp): a fit to a profiler trace.
+bool is_calibrate_from_trace(std::span<const std::string> args);
+int run_calibrate_from_trace(std::span<const std::string> args, const CommandContext& ctx);
 int run_validate_suite_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_validate_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_report_command(std::span<const std::string> args, const CommandContext& ctx);

@@ -85,7 +85,7 @@ bool sets_peak(KernelKind k) {
          k == KernelKind::attention_bwd || k == KernelKind::linear_bwd;
 }
 
-void fit_compute(const CalibrationSamples& s, ProfileFit& fit) {
+void fit_compute(const CalibrationSamples& s, const FitOptions& options, ProfileFit& fit) {
   HardwareProfile& p = fit.profile;
   std::array<double, 4> peak{};
   double copy_bw = 0;
@@ -98,7 +98,11 @@ void fit_compute(const CalibrationSamples& s, ProfileFit& fit) {
     if (c.call.kind == KernelKind::copy)
       copy_bw = std::max(copy_bw, kernel_bytes(c.call) / c.seconds);
   }
-  for (std::size_t d = 0; d < peak.size(); ++d) {
+  if (options.keep_peaks) {
+    fit.notes.push_back(
+        "peaks and memory bandwidth: the base profile's, efficiencies fitted relative to them");
+  }
+  for (std::size_t d = 0; d < peak.size() && !options.keep_peaks; ++d) {
     if (peak[d] > 0) {
       p.peak_flops[d] = peak[d];
     } else if (!s.compute.empty()) {
@@ -107,11 +111,11 @@ void fit_compute(const CalibrationSamples& s, ProfileFit& fit) {
     }
   }
   if (copy_bw > 0) {
-    p.memory_bw = copy_bw;
+    if (!options.keep_peaks) p.memory_bw = copy_bw;
     std::vector<EfficiencyPoint> mem;
     for (const auto& c : s.compute) {
       if (c.call.kind == KernelKind::copy) {
-        mem.push_back({kernel_bytes(c.call), kernel_bytes(c.call) / (copy_bw * c.seconds)});
+        mem.push_back({kernel_bytes(c.call), kernel_bytes(c.call) / (p.memory_bw * c.seconds)});
       }
     }
     p.memory_efficiency = efficiency_table(std::move(mem));
@@ -299,7 +303,8 @@ LinkCoefficients link_coefficients(const CommSample& sample, int nics_per_node) 
   return k;
 }
 
-ProfileFit fit_profile(const HardwareProfile& base, const CalibrationSamples& samples) {
+ProfileFit fit_profile(const HardwareProfile& base, const CalibrationSamples& samples,
+                       const FitOptions& options) {
   ProfileFit fit;
   fit.profile = base;
   // The fitted figures are this machine's measurements: the base's public sources and its
@@ -307,7 +312,7 @@ ProfileFit fit_profile(const HardwareProfile& base, const CalibrationSamples& sa
   fit.profile.sources.clear();
   fit.profile.attention_kernels.clear();
   fit.profile.attention_kernel.clear();
-  fit_compute(samples, fit);
+  fit_compute(samples, options, fit);
   fit_links(samples, fit);
   if (!samples.interference && !samples.comm.empty()) {
     fit.notes.push_back("interference: not measured, kept the base profile's factor");

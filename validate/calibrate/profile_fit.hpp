@@ -84,9 +84,17 @@ struct ProfileFit {
   std::vector<std::string> notes;       // what was kept from the base profile, and why
 };
 
+struct FitOptions {
+  // Keep the base profile's peaks and memory bandwidth (a datasheet's) and fit the efficiency
+  // tables relative to them: for samples from a real run's trace, where the fastest kernel seen
+  // is not the hardware's peak.
+  bool keep_peaks = false;
+};
+
 // `base` supplies everything the samples do not determine; name and gpus_per_node are the
 // caller's to set on the result.
-ProfileFit fit_profile(const HardwareProfile& base, const CalibrationSamples& samples);
+ProfileFit fit_profile(const HardwareProfile& base, const CalibrationSamples& samples,
+                       const FitOptions& options = {});
 
 // The fit report: fitted figures and residuals (median, p90, worst with its sample named).
 std::string fit_report_text(const ProfileFit& fit);
