@@ -1,5 +1,6 @@
 #include "tools/cli_args.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -135,6 +136,12 @@ std::string Args::help_text(std::string_view summary, std::string_view example) 
   out += fmt::format("  {:<34} {}\n", "--help", "show this help");
   out += fmt::format("\nexample:\n  {}\n", example);
   return out;
+}
+
+bool names_flag(std::span<const std::string> argv, std::string_view flag) {
+  return std::any_of(argv.begin(), argv.end(), [&](const std::string& a) {
+    return a == flag || (a.starts_with(flag) && a.size() > flag.size() && a[flag.size()] == '=');
+  });
 }
 
 }  // namespace meshsim

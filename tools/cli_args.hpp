@@ -51,4 +51,8 @@ class Args {
   bool help_ = false;
 };
 
+// Whether the raw arguments name `flag` (as "--flag" or "--flag=..."): for a command whose mode
+// one flag selects before its own flags are parsed.
+bool names_flag(std::span<const std::string> argv, std::string_view flag);
+
 }  // namespace meshsim

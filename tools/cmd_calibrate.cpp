@@ -196,7 +196,7 @@ int write_outputs(const Request& req, const CalibrationResult& result, const Sta
 }  // namespace
 
 int run_calibrate_command(std::span<const std::string> argv, const CommandContext& ctx) {
-  if (is_calibrate_from_trace(argv)) return run_calibrate_from_trace(argv, ctx);
+  if (names_flag(argv, "--from-trace")) return run_calibrate_from_trace(argv, ctx);
   const auto started = std::chrono::steady_clock::now();
   const LaunchEnv env = detect_launch_env();
   std::optional<Args> parsed;

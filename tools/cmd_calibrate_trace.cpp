@@ -103,13 +103,6 @@ int fit_from_trace(const Args& args, const CommandContext& ctx) {
 
 }  // namespace
 
-bool is_calibrate_from_trace(std::span<const std::string> argv) {
-  for (const auto& a : argv) {
-    if (a == "--from-trace" || a.starts_with("--from-trace=")) return true;
-  }
-  return false;
-}
-
 int run_calibrate_from_trace(std::span<const std::string> argv, const CommandContext& ctx) {
   const Args args("calibrate", trace_options(), argv);
   if (args.help_requested()) {

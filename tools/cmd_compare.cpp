@@ -29,6 +29,7 @@ std::string configs_path(const std::string& runs_path, const std::string& flag) 
 }  // namespace
 
 int run_compare_command(std::span<const std::string> argv, const CommandContext& ctx) {
+  if (names_flag(argv, "--kineto")) return run_compare_kineto(argv, ctx);
   // The runs file comes first, as `meshsim compare RUNS.json [flags]`.
   const bool has_file = !argv.empty() && !argv[0].starts_with("-");
   const std::vector<OptionSpec> specs = {
@@ -38,6 +39,9 @@ int run_compare_command(std::span<const std::string> argv, const CommandContext&
       {"--table", "NAME", "only the rows of this table (e.g. zero_bubble_table4, memory_rows)"},
       {"--json", "", "print one JSON object: {rows: [...], tables: {...}}"},
       {"--markdown", "", "print one Markdown table of the per-table summaries"},
+      {"--kineto", "FILE",
+       "instead: set a profiled step (PyTorch profiler trace) beside its simulation (its flags: "
+       "compare --kineto FILE --help)"},
   };
   const Args args("compare", specs, has_file ? argv.subspan(1) : argv);
   if (args.help_requested()) {

@@ -20,12 +20,14 @@ int run_explain_command(std::span<const std::string> args, const CommandContext&
 int run_tp_linear_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_hardware_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_compare_command(std::span<const std::string> args, const CommandContext& ctx);
+// compare --kineto FILE <step flags> (tools/cmd_compare_kineto.cpp): a profiled step beside its
+// simulation.
+int run_compare_kineto(std::span<const std::string> args, const CommandContext& ctx);
 int run_collective_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_simulate_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_sweep_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_calibrate_command(std::span<const std::string> args, const CommandContext& ctx);
 // calibrate --from-trace FILE (tools/cmd_calibrate_trace.cpp): a fit to a profiler trace.
-bool is_calibrate_from_trace(std::span<const std::string> args);
 int run_calibrate_from_trace(std::span<const std::string> args, const CommandContext& ctx);
 int run_validate_suite_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_validate_command(std::span<const std::string> args, const CommandContext& ctx);

@@ -100,3 +100,48 @@ def test_missing_trace_file(tmp_path):
     r = run("calibrate", "--from-trace", str(tmp_path / "none.json"), "--out",
             str(tmp_path / "p.json"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1
+
+
+def test_compare_kineto_sets_the_trace_beside_the_simulated_step(fitted, tmp_path):
+    _, _, _, trace = fitted
+    plan = ["--model", "llama3-8b", "--gpus", "8", "--tp", "8", "--gbs", "8", "--seq", "4096"]
+    both = tmp_path / "both.json"
+    r = subprocess.run([MESHSIM, "compare", "--kineto", str(trace), *plan, "--trace", str(both),
+                        "--json"], check=True, capture_output=True, text=True)
+    got = json.loads(r.stdout)
+    events = json.loads(trace.read_text())["traceEvents"]
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    # measured: the kernels' own durations, summed per category (the generator's names: cuBLAS
+    # GEMMs, flash attention, elementwise copies, NCCL; one optimizer kernel unrecognized)
+    def total(pred):
+        return sum(e["dur"] for e in kernels if pred(e["name"])) * 1e-6
+    measured = {c["category"]: c["measured_s"] for c in got["categories"]}
+    assert measured["gemm"] == pytest.approx(total(lambda n: "gemm" in n), rel=1e-9)
+    assert measured["attention"] == pytest.approx(total(lambda n: "flash" in n), rel=1e-9)
+    assert measured["communication"] == pytest.approx(total(lambda n: n.startswith("nccl")),
+                                                      rel=1e-9)
+    assert measured["other"] == pytest.approx(total(lambda n: "multi_tensor" in n), rel=1e-9)
+    span = (max(e["ts"] + e["dur"] for e in kernels) - min(e["ts"] for e in kernels)) * 1e-6
+    assert got["measured_span_s"] == pytest.approx(span, rel=1e-9)
+    # simulated: the same step `meshsim step` simulates
+    step = json.loads(subprocess.run([MESHSIM, "step", *plan, "--json"], check=True,
+                                     capture_output=True, text=True).stdout)
+    assert got["simulated_step_s"] == pytest.approx(step["step_time_s"], rel=1e-9)
+    names = [e["args"]["name"] for e in json.loads(both.read_text())["traceEvents"]
+             if e.get("name") == "process_name"]
+    assert "simulated: rank 0 (tp=0)" in names and "measured: rank 0 (profiled)" in names
+
+
+def test_compare_kineto_refuses_a_rank_outside_the_mesh(fitted):
+    _, _, _, trace = fitted
+    r = run("compare", "--kineto", str(trace), "--model", "llama3-8b", "--gpus", "8", "--tp", "8",
+            "--gbs", "8", "--rank", "8")
+    assert r.returncode == 2 and "--rank" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_the_checked_in_sample_is_the_generators_output(fitted):
+    # data/kineto/ (used by the README's examples) must be what the generator writes today.
+    _, _, _, trace = fitted
+    assert (ROOT / "data" / "kineto" / "sample_trace.json").read_bytes() == trace.read_bytes()
+    assert (json.loads((ROOT / "data" / "kineto" / "sample_truth.json").read_text()) ==
+            json.loads((trace.parent / "truth.json").read_text()))

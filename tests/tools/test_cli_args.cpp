@@ -60,3 +60,13 @@ TEST_CASE("help lists every flag and the example") {
     CHECK(h.find(s) != std::string::npos);
   }
 }
+
+TEST_CASE("names_flag finds a mode flag before the flags are parsed") {
+  const std::vector<std::string> a = {"--model", "x", "--kineto=t.json"};
+  const std::vector<std::string> b = {"--kineto", "t.json"};
+  const std::vector<std::string> c = {"--kinetoX", "--from", "--kineto-file"};
+  CHECK(names_flag(a, "--kineto"));
+  CHECK(names_flag(b, "--kineto"));
+  CHECK_FALSE(names_flag(c, "--kineto"));
+  CHECK_FALSE(names_flag({}, "--kineto"));
+}
