@@ -19,20 +19,26 @@ int run_report_command(std::span<const std::string> argv, const CommandContext& 
       {"--html", "FILE", "write the report as one self-contained HTML page (required)",
        OutputKind::file},
   };
-  // The results file comes first; anything starting with "-" there is a flag (--help).
-  const bool has_input = !argv.empty() && !argv[0].empty() && argv[0][0] != '-';
-  const Args args("report", specs, has_input ? argv.subspan(1) : argv);
+  // The results files come first; anything starting with "-" there is a flag (--help).
+  std::size_t inputs = 0;
+  while (inputs < argv.size() && !argv[inputs].empty() && argv[inputs][0] != '-') ++inputs;
+  const bool has_input = inputs > 0;
+  const Args args("report", specs, argv.subspan(inputs));
   if (args.help_requested()) {
     std::string help = args.help_text(
         "Render the results of 'meshsim sweep --out RESULTS.json' as one HTML page with no "
         "scripts and nothing fetched from the network: the step time of every plan that fits, "
         "the memory of every plan against the GPU's capacity (OOM plans marked), the "
-        "critical-path breakdown of the five fastest plans and a table of the top 20.",
+        "Pareto frontier of step time against memory per GPU, the critical-path breakdown of the "
+        "five fastest plans and a table of the top 20. Several results files (sweeps of one "
+        "model at different GPU counts, e.g. --gpus 256, 512, 1024) add the step time vs GPUs "
+        "frontier; the rest of the page is the first file's.",
         "meshsim sweep --model llama3-70b --gpus 1024 --out results.json && meshsim report "
         "results.json --html report.html");
     const std::string generic = "usage: meshsim report [flags]";
     if (help.starts_with(generic)) {
-      help.replace(0, generic.size(), "usage: meshsim report RESULTS.json --html FILE");
+      help.replace(0, generic.size(),
+                   "usage: meshsim report RESULTS.json [MORE.json ...] --html FILE");
     }
     ctx.out << help;
     return 0;
@@ -47,10 +53,13 @@ int run_report_command(std::span<const std::string> argv, const CommandContext& 
         "report: --html FILE is required (where to write the page): meshsim report RESULTS.json "
         "--html report.html");
   }
-  const std::string input = argv[0];
   const std::string html_path = args.get("--html", "");
   if (html_path.empty()) throw InputError("report: --html expects a file name");
-  const std::string page = sweep_report_html(parse_json_text(read_text_file(input), input), input);
+  std::vector<std::pair<nlohmann::json, std::string>> sweeps;
+  for (std::size_t i = 0; i < inputs; ++i) {
+    sweeps.emplace_back(parse_json_text(read_text_file(argv[i]), argv[i]), argv[i]);
+  }
+  const std::string page = sweep_report_html(sweeps);
   OutputFiles files;
   files.stage(html_path, page, "--html");
   files.commit();

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/error.hpp"
+#include "tools/report_pareto.hpp"
 #include "tools/report_svg.hpp"
 #include "tools/report_sweep.hpp"
 
@@ -92,8 +94,11 @@ td.oom-mark { font-weight: 700; }
 
 }  // namespace
 
-std::string sweep_report_html(const nlohmann::json& sweep, std::string_view origin) {
-  const Sweep s = report::parse_sweep(sweep, origin);
+namespace {
+
+// The page of sweep `s`; with `scaling` (sweeps of the same model at other GPU counts, `s` among
+// them) also the step time vs GPUs chart.
+std::string page_html(const Sweep& s, std::string_view origin, const std::vector<Sweep>& scaling) {
   const std::vector<const Row*> ranked = report::ranked_rows(s);
   std::size_t ooms = 0;
   for (const auto& r : s.rows) ooms += r.oom ? 1 : 0;
@@ -132,11 +137,36 @@ std::string sweep_report_html(const nlohmann::json& sweep, std::string_view orig
   }
   h += "<h2>Step time</h2>\n" + report::step_time_svg(ranked);
   h += "<h2>Memory per GPU</h2>\n" + report::memory_svg(s);
+  h += "<h2>Pareto frontier: step time vs memory per GPU</h2>\n" + report::pareto_memory_svg(s);
+  if (scaling.size() > 1) {
+    h += "<h2>Pareto frontier: step time vs GPUs</h2>\n" + report::pareto_gpus_svg(scaling);
+  }
   h += "<h2>Where the time goes: the five fastest plans</h2>\n" + report::breakdown_svg(ranked);
   h += fmt::format("<h2>Top {} plans</h2>\n", std::min<std::size_t>(s.rows.size(), 20));
   h += table_html(ranked, s);
   h += "</body>\n</html>\n";
   return h;
+}
+
+}  // namespace
+
+std::string sweep_report_html(const nlohmann::json& sweep, std::string_view origin) {
+  return page_html(report::parse_sweep(sweep, origin), origin, {});
+}
+
+std::string sweep_report_html(const std::vector<std::pair<nlohmann::json, std::string>>& sweeps) {
+  MESHSIM_CHECK(!sweeps.empty(), "sweep_report_html: no sweep");
+  std::vector<Sweep> parsed;
+  for (const auto& [json, origin] : sweeps) {
+    parsed.push_back(report::parse_sweep(json, origin));
+    if (parsed.back().model != parsed.front().model) {
+      throw InputError(fmt::format(
+          "report: {} is a sweep of {}, {} of {}: several results files must sweep one model "
+          "(at different GPU counts)",
+          sweeps.front().second, parsed.front().model, origin, parsed.back().model));
+    }
+  }
+  return page_html(parsed.front(), sweeps.front().second, parsed);
 }
 
 }  // namespace meshsim

@@ -6,6 +6,8 @@
 // gives the same bytes.
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -14,5 +16,8 @@ namespace meshsim {
 // Validates `sweep` (schema_version 1, see sweep_json in tools/sweep.hpp) and renders the page.
 // Bad input throws InputError "<origin>: field 'rows[3].mem_gb': expected ...".
 std::string sweep_report_html(const nlohmann::json& sweep, std::string_view origin);
+// Several sweeps (JSON, origin) of one model at different GPU counts: the first's page plus the
+// step time vs GPUs Pareto chart of all of them. InputError when they sweep different models.
+std::string sweep_report_html(const std::vector<std::pair<nlohmann::json, std::string>>& sweeps);
 
 }  // namespace meshsim

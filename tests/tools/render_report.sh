@@ -82,7 +82,7 @@ $(tail -n 20 chromium-shot.log)"
 
 # The DOM the browser built: each plot with its drawn elements.
 dom=$(tr '\n' ' ' <dom.html)
-for spec in step-time:8 memory:10 breakdown:5; do
+for spec in step-time:8 memory:10 pareto-memory:8 breakdown:5; do
   id=${spec%%:*}
   min=${spec##*:}
   [[ $dom == *"<svg class=\"plot\" id=\"$id\""* ]] || fail "the DOM has no <svg class=\"plot\" id=\"$id\">"
