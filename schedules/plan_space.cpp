@@ -1,5 +1,7 @@
 #include "schedules/plan_space.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -46,6 +48,35 @@ std::optional<Rejection> mesh_rule(const PlanLists& lists, const Combination& c)
 
 }  // namespace
 
+std::string_view to_string(ShardingChoice c) {
+  if (c.fsdp) return "fsdp";
+  constexpr std::array<std::string_view, 4> names = {"none", "zero1", "zero2", "zero3"};
+  return names[static_cast<std::size_t>(std::clamp(c.zero, 0, 3))];
+}
+
+std::optional<ShardingChoice> parse_sharding_choice(std::string_view name) {
+  for (const ShardingChoice c :
+       {ShardingChoice{0, false}, ShardingChoice{1, false}, ShardingChoice{2, false},
+        ShardingChoice{3, false}, ShardingChoice{3, true}}) {
+    if (to_string(c) == name) return c;
+  }
+  return std::nullopt;
+}
+
+ShardingChoice sharding_choice(const StepPlan& plan) {
+  // A plan with only distributed_optimizer set shards its optimizer state: ZeRO-1.
+  return {std::max(plan.sharding.zero, plan.distributed_optimizer ? 1 : 0), plan.sharding.fsdp};
+}
+
+std::vector<Recompute> recompute_list(const PlanLists& lists) {
+  return lists.recompute.empty() ? std::vector<Recompute>{lists.base.recompute} : lists.recompute;
+}
+
+std::vector<ShardingChoice> sharding_list(const PlanLists& lists) {
+  return lists.sharding.empty() ? std::vector<ShardingChoice>{sharding_choice(lists.base)}
+                                : lists.sharding;
+}
+
 std::string rule_id(std::string_view message) {
   std::string id;
   for (std::size_t at = message.find('`'); at != std::string_view::npos;) {
@@ -86,6 +117,10 @@ CombinationOutcome check_combination(const TransformerModel& model, const PlanLi
   plan.cp_variant = c.cp == 1 ? RingVariant::zigzag : c.cp_variant;
   plan.moe.ep = c.ep;
   plan.moe.etp = c.etp;
+  plan.recompute = c.recompute;
+  plan.sharding.zero = c.sharding.zero;
+  plan.sharding.fsdp = c.sharding.fsdp;
+  plan.distributed_optimizer = c.sharding.zero >= 1;
   // zb-v and dualpipev run their two chunks per rank with vp 1 in the plan (check_step_plan).
   try {
     check_step_plan(model, plan);
@@ -97,41 +132,31 @@ CombinationOutcome check_combination(const TransformerModel& model, const PlanLi
 
 PlanSpace enumerate_plans(const TransformerModel& model, const PlanLists& lists) {
   PlanSpace space;
-  Combination c;
-  for (int tp : lists.tp) {
-    c.tp = tp;
-    for (int pp : lists.pp) {
-      c.pp = pp;
-      for (int cp : lists.cp) {
-        c.cp = cp;
-        for (int vp : lists.vp) {
-          c.vp = vp;
-          for (std::int64_t mbs : lists.mbs) {
-            c.mbs = mbs;
-            for (PipelineSchedule schedule : lists.schedules) {
-              c.schedule = schedule;
-              for (RingVariant variant : lists.cp_variants) {
-                c.cp_variant = variant;
-                for (int ep : lists.ep) {
-                  c.ep = ep;
-                  for (int etp : lists.etp) {
-                    c.etp = etp;
-                    ++space.combinations;
-                    CombinationOutcome o = check_combination(model, lists, c);
-                    if (o.plan) {
-                      space.plans.push_back(*std::move(o.plan));
-                    } else {
-                      ++space.rejected[o.rejection.rule];
-                      space.rejections.push_back(std::move(o.rejection));
-                    }
-                  }
-                }
-              }
-            }
-          }
-        }
-      }
+  const std::vector<Recompute> recomputes = recompute_list(lists);
+  const std::vector<ShardingChoice> shardings = sharding_list(lists);
+  // An odometer over the lists' indices, the last list turning fastest.
+  const std::vector<std::size_t> sizes = {
+      lists.tp.size(),  lists.pp.size(),        lists.cp.size(),          lists.vp.size(),
+      lists.mbs.size(), lists.schedules.size(), lists.cp_variants.size(), lists.ep.size(),
+      lists.etp.size(), recomputes.size(),      shardings.size()};
+  if (std::find(sizes.begin(), sizes.end(), std::size_t{0}) != sizes.end()) return space;
+  std::vector<std::size_t> at(sizes.size(), 0);
+  for (;;) {
+    const Combination c{lists.tp[at[0]],          lists.pp[at[1]],  lists.cp[at[2]],
+                        lists.vp[at[3]],          lists.mbs[at[4]], lists.schedules[at[5]],
+                        lists.cp_variants[at[6]], lists.ep[at[7]],  lists.etp[at[8]],
+                        recomputes[at[9]],        shardings[at[10]]};
+    ++space.combinations;
+    CombinationOutcome o = check_combination(model, lists, c);
+    if (o.plan) {
+      space.plans.push_back(*std::move(o.plan));
+    } else {
+      ++space.rejected[o.rejection.rule];
+      space.rejections.push_back(std::move(o.rejection));
     }
+    std::size_t k = sizes.size();
+    while (k > 0 && ++at[k - 1] == sizes[k - 1]) at[--k] = 0;
+    if (k == 0) break;
   }
   return space;
 }

@@ -14,8 +14,7 @@
 //      over pp x vp stages, the schedule's shape rules (Megatron's interleaving rules, m >= 2p
 //      for DualPipeV, ...); the id is rule_id() of its message.
 // Plans come out in a fixed order (the lists' nesting: tp, pp, cp, vp, mbs, schedule, variant,
-// ep, etp),
-// so a sweep's rows are the same whatever runs them.
+// ep, etp, recompute, sharding), so a sweep's rows are the same whatever runs them.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -23,10 +22,24 @@
 #include <string_view>
 #include <vector>
 
+#include "schedules/memory_model.hpp"
 #include "schedules/model_catalog.hpp"
 #include "schedules/training_step.hpp"
 
 namespace meshsim {
+
+// A sharding the sweep searches: the ZeRO stage over dp x cp (zero1 is Megatron-LM's distributed
+// optimizer) or FSDP2 (ZeRO-3 with fp32 sharded parameters); its replicas (HSDP) and resharding
+// come from the plan the lists start from.
+struct ShardingChoice {
+  int zero = 0;
+  bool fsdp = false;
+  bool operator==(const ShardingChoice&) const = default;
+};
+std::string_view to_string(ShardingChoice c);  // "none", "zero1", "zero2", "zero3", "fsdp"
+std::optional<ShardingChoice> parse_sharding_choice(std::string_view name);
+// The choice a plan's sharding is.
+ShardingChoice sharding_choice(const StepPlan& plan);
 
 struct PlanLists {
   int gpus = 0;
@@ -35,8 +48,10 @@ struct PlanLists {
   std::vector<std::int64_t> mbs;
   std::vector<PipelineSchedule> schedules;
   std::vector<RingVariant> cp_variants;
-  std::vector<int> ep{1}, etp{0};  // expert parallel sizes; etp 0: = tp
-  StepPlan base;  // everything else (gbs, seq, recompute, optimizer, rotation, dtype)
+  std::vector<int> ep{1}, etp{0};        // expert parallel sizes; etp 0: = tp
+  std::vector<Recompute> recompute;      // empty: base's
+  std::vector<ShardingChoice> sharding;  // empty: base's
+  StepPlan base;                         // everything else (gbs, seq, optimizer, rotation, dtype)
 };
 
 // One combination of the lists.
@@ -46,6 +61,8 @@ struct Combination {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   RingVariant cp_variant = RingVariant::zigzag;
   int ep = 1, etp = 0;  // expert parallel sizes (etp 0: = tp)
+  Recompute recompute = Recompute::none;
+  ShardingChoice sharding;
 };
 
 // Why a combination is not a plan: the rule's id and the reason with its numbers (messages of
@@ -68,6 +85,10 @@ CombinationOutcome check_combination(const TransformerModel& model, const PlanLi
 // `dp` x `mbs`" -> "gbs-dp-mbs"), else the first four words ("the step would have ..." ->
 // "the-step-would-have").
 std::string rule_id(std::string_view message);
+
+// The recompute and sharding lists, the base plan's value when a list is empty.
+std::vector<Recompute> recompute_list(const PlanLists& lists);
+std::vector<ShardingChoice> sharding_list(const PlanLists& lists);
 
 struct PlanSpace {
   std::vector<StepPlan> plans;

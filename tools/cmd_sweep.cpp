@@ -3,6 +3,7 @@
 // the ranks and the rows gathered on rank 0), the ranked top K printed and all rows written.
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <optional>
@@ -72,7 +73,7 @@ std::string list_text(const std::vector<T>& values) {
   std::string out;
   for (const auto& v : values) {
     if (!out.empty()) out += ',';
-    if constexpr (std::is_enum_v<T>) {
+    if constexpr (std::is_enum_v<T> || std::is_same_v<T, ShardingChoice>) {
       out += to_string(v);
     } else {
       out += std::to_string(v);
@@ -163,11 +164,17 @@ std::vector<OptionSpec> sweep_options() {
       {"--cp-rotate", "p2p|allgather|alltoall", "K/V rotation of the CP ring [p2p]"},
       {"--seq", "S", "sequence length [8192]"},
       {"--gbs", "B", "global batch in sequences [512]"},
-      {"--recompute", "none|selective|full|selective-op", "activation recompute [selective]"},
+      {"--recompute", "LIST",
+       "activation recompute: none, selective, full, selective-op (a list searches them) "
+       "[selective]"},
+      {"--sharding", "LIST",
+       "shardings searched: none, zero1 (Megatron's distributed optimizer), zero2, zero3, fsdp "
+       "(FSDP2); --zero, --fsdp, --hsdp or --distributed-optimizer pin one instead [zero1]"},
       {"--attention", "flash|materialized",
        "attention core: fused FlashAttention, or QK^T / softmax / dropout / PV over kept s x s "
        "scores as Megatron-LM before FlashAttention (cp 1) [flash]"},
-      {"--distributed-optimizer", "", "shard the optimizer state over data-parallel ranks"},
+      {"--distributed-optimizer", "",
+       "shard the optimizer state over data-parallel ranks (= --sharding zero1)"},
       {"--no-sequence-parallel", "", "keep activations whole on every TP rank"},
       {"--jobs", "K", "plans simulated at once [the machine's hardware threads]"},
       {"--out", "FILE.csv|FILE.json",
@@ -185,6 +192,25 @@ std::vector<OptionSpec> sweep_options() {
   };
   for (auto& o : sharding_options()) specs.push_back(std::move(o));
   return specs;
+}
+
+// The shardings searched: the --sharding list, or the one the step's sharding flags pin.
+void read_sweep_sharding(const Args& args, const PlanLists& defaults, PlanLists& lists) {
+  StepPlan& base = lists.base;
+  base.distributed_optimizer = args.has("--distributed-optimizer");
+  read_sharding(args, base);
+  const bool pinned = args.has("--distributed-optimizer") || args.has("--zero") ||
+                      args.has("--fsdp") || args.has("--hsdp") ||
+                      args.has("--no-reshard-after-forward");
+  if (pinned && args.has("--sharding")) {
+    throw InputError(
+        "--sharding searches shardings; --zero, --fsdp, --hsdp, --no-reshard-after-forward and "
+        "--distributed-optimizer pin one: give one or the other");
+  }
+  lists.sharding =
+      pinned ? std::vector<ShardingChoice>{sharding_choice(base)}
+             : enum_list<ShardingChoice>(args, "--sharding", list_text(defaults.sharding),
+                                         parse_sharding_choice, "none, zero1, zero2, zero3, fsdp");
 }
 
 // The plan lists of the flags: the cluster size (--gpus or --nodes), the tp, pp, cp, vp, mbs,
@@ -216,13 +242,12 @@ PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
   base.global_batch = args.get_int("--gbs", defaults.base.global_batch, 1, std::int64_t{1} << 24);
   base.kv_rotation = *parse_kv_rotation(args.get_choice(
       "--cp-rotate", to_string(defaults.base.kv_rotation), {"p2p", "allgather", "alltoall"}));
-  base.recompute =
-      *parse_recompute(args.get_choice("--recompute", to_string(defaults.base.recompute),
-                                       {"none", "selective", "full", "selective-op"}));
+  lists.recompute = enum_list<Recompute>(args, "--recompute", list_text(defaults.recompute),
+                                         parse_recompute, "none, selective, full, selective-op");
+  base.recompute = lists.recompute.front();
   base.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
-  base.distributed_optimizer = args.has("--distributed-optimizer");
-  read_sharding(args, base);
+  read_sweep_sharding(args, defaults, lists);
   base.sequence_parallel = !args.has("--no-sequence-parallel");
   return lists;
 }
@@ -293,6 +318,21 @@ void write_sweep_files(const std::vector<SweepRow>& rows, const std::vector<Swee
   files.commit();
 }
 
+// "sharding zero1, recompute selective": the settings of every plan, or the lists searched.
+std::string shared_settings(const PlanLists& lists) {
+  const auto shardings = sharding_list(lists);
+  const auto recomputes = recompute_list(lists);
+  ShardingPlan only = lists.base.sharding;  // replicas and resharding with the one choice
+  only.zero = shardings.front().zero;
+  only.fsdp = shardings.front().fsdp;
+  const std::string sharding = shardings.size() == 1
+                                   ? describe_sharding(only)
+                                   : fmt::format("{} (searched)", list_text(shardings));
+  return fmt::format("sharding {}, recompute {}", sharding,
+                     recomputes.size() == 1 ? std::string(to_string(recomputes.front()))
+                                            : list_text(recomputes) + " (searched)");
+}
+
 // The text report: the cluster and workload, the plan counts, the rejection rules, the top plans
 // with their critical path, the files written and the wall time.
 void print_sweep(std::ostream& out, const std::vector<SweepRow>& rows,
@@ -305,21 +345,25 @@ void print_sweep(std::ostream& out, const std::vector<SweepRow>& rows,
   const std::string cluster = lists.gpus % hw.gpus_per_node == 0
                                   ? fmt::format("{} x {}", lists.gpus / hw.gpus_per_node, hw.name)
                                   : hw.name;
-  out << fmt::format("sweep: {} on {} ({} GPUs), seq {}, global batch {} sequences{}\n", model.name,
-                     cluster, lists.gpus, lists.base.seq, lists.base.global_batch,
-                     lists.base.sharding.zero >= 2
-                         ? ", every plan with sharding " + describe_sharding(lists.base.sharding)
-                         : "");
+  out << fmt::format("sweep: {} on {} ({} GPUs), seq {}, global batch {} sequences, {}\n",
+                     model.name, cluster, lists.gpus, lists.base.seq, lists.base.global_batch,
+                     shared_settings(lists));
   out << fmt::format("{} combinations, {} valid plans, {} OOM, {} simulated\n", space.combinations,
                      space.plans.size(), oom, best.size());
-  print_rejections(out, space);
-  out << fmt::format("{:>4}  {:<40} {:>10} {:>7} {:>8}  {}\n", "rank", "plan", "step_s", "mfu",
-                     "mem_GB", "critical path (why)");
+  const LabelAxes axes = label_axes(lists, model.moe.has_value());
+  print_rejections(out, space, axes);
+  std::vector<std::string> labels;
+  std::size_t width = 40;  // the plan column: its longest label
   for (std::size_t i = 0; i < best.size() && i < o.top; ++i) {
+    labels.push_back(plan_label(best[i].plan, axes));
+    width = std::max(width, labels.back().size());
+  }
+  out << fmt::format("{:>4}  {:<{}} {:>10} {:>7} {:>8}  {}\n", "rank", "plan", width, "step_s",
+                     "mfu", "mem_GB", "critical path (why)");
+  for (std::size_t i = 0; i < labels.size(); ++i) {
     const SweepRow& r = best[i];
-    out << fmt::format("{:>4}  {:<40} {:>10.3f} {:>6.1f}% {:>8.1f}  {}\n", i + 1,
-                       plan_label(r.plan, r.moe), r.step_time_s, 100 * r.mfu, r.mem_gb,
-                       r.critical_path);
+    out << fmt::format("{:>4}  {:<{}} {:>10.3f} {:>6.1f}% {:>8.1f}  {}\n", i + 1, labels[i], width,
+                       r.step_time_s, 100 * r.mfu, r.mem_gb, r.critical_path);
   }
   if (!o.out_path.empty()) out << fmt::format("rows written to {}\n", o.out_path);
   if (!o.trace_path.empty() && !best.empty()) {

@@ -77,6 +77,9 @@ Row parse_row(const JsonField& j, std::size_t index) {
   r.mbs = j["mbs"].as_int(1, kBig);
   r.schedule = j["schedule"].as_string();
   r.cp_variant = j["cp_variant"].as_string();
+  // Optional: files written before sweeps searched them have neither.
+  if (j.has("recompute")) r.recompute = j["recompute"].as_string();
+  if (j.has("sharding")) r.sharding = j["sharding"].as_string();
   r.microbatches = j["microbatches"].as_int(0, kBig);
   r.oom = j["oom"].as_bool();
   r.timed = !r.oom;
@@ -91,6 +94,20 @@ Row parse_row(const JsonField& j, std::size_t index) {
                         r.schedule);
   if (r.cp > 1) r.label += " " + r.cp_variant;
   return r;
+}
+
+// Labels name the sharding and the recompute when the rows differ in them (a sweep that searched
+// them), as the sweep's own table does.
+void label_searched_settings(std::vector<Row>& rows) {
+  auto differs = [&](std::string Row::*field) {
+    return std::any_of(rows.begin(), rows.end(),
+                       [&](const Row& r) { return r.*field != rows.front().*field; });
+  };
+  const bool sharding = differs(&Row::sharding), recompute = differs(&Row::recompute);
+  for (Row& r : rows) {
+    if (sharding) r.label += " " + r.sharding;
+    if (recompute) r.label += " rc=" + r.recompute;
+  }
 }
 
 }  // namespace
@@ -114,6 +131,7 @@ Sweep parse_sweep(const nlohmann::json& json, std::string_view origin) {
     s.global_batch = top["global_batch"].as_int(1, kBig);
   }
   for (std::size_t i = 0; i < rows.size(); ++i) s.rows.push_back(parse_row(rows.at(i), i));
+  label_searched_settings(s.rows);
   if (const auto hw = builtin_hardware(s.hardware); hw && hw->memory_bytes > 0) {
     s.capacity_gb = hw->memory_bytes / 1e9;
   }

@@ -62,6 +62,9 @@ PlanLists default_plan_lists(int gpus_per_node) {
   lists.base.global_batch = 512;
   lists.base.kv_rotation = KvRotation::p2p;
   lists.base.recompute = Recompute::selective;
+  lists.recompute = {Recompute::selective};
+  // Megatron-LM's distributed optimizer (ZeRO-1) by default: what its large runs use.
+  lists.sharding = {ShardingChoice{1, false}};
   lists.base.distributed_optimizer = false;
   lists.base.sequence_parallel = true;
   return lists;
@@ -190,6 +193,8 @@ nlohmann::ordered_json sweep_row_json(const SweepRow& r) {
   }
   j["schedule"] = to_string(p.schedule);
   j["cp_variant"] = to_string(p.cp_variant);
+  j["recompute"] = to_string(p.recompute);
+  j["sharding"] = to_string(sharding_choice(p));
   j["microbatches"] = microbatches(p);
   j["step_time_s"] = r.timed ? nlohmann::ordered_json(r.step_time_s) : nullptr;
   j["tokens_per_s"] = r.timed ? nlohmann::ordered_json(r.tokens_per_s) : nullptr;
@@ -204,15 +209,15 @@ nlohmann::ordered_json sweep_row_json(const SweepRow& r) {
 std::string sweep_csv(const std::vector<SweepRow>& rows) {
   const bool moe = !rows.empty() && rows.front().moe;
   std::string out = fmt::format(
-      "tp,pp,cp,dp,vp,mbs,{}schedule,cp_variant,microbatches,step_time_s,tokens_per_s,mfu,mem_gb,"
-      "oom,critical_path\n",
+      "tp,pp,cp,dp,vp,mbs,{}schedule,cp_variant,recompute,sharding,microbatches,step_time_s,"
+      "tokens_per_s,mfu,mem_gb,oom,critical_path\n",
       moe ? "ep,etp," : "");
   for (const auto& r : rows) {
     const StepPlan& p = r.plan;
     out += fmt::format("{},{},{},{},{},{},", p.tp, p.pp, p.cp, p.dp, p.vp, p.microbatch_size);
     if (moe) out += fmt::format("{},{},", p.moe.ep, expert_tp(p.moe, p.tp));
-    out +=
-        fmt::format("{},{},{},", to_string(p.schedule), to_string(p.cp_variant), microbatches(p));
+    out += fmt::format("{},{},{},{},{},", to_string(p.schedule), to_string(p.cp_variant),
+                       to_string(p.recompute), to_string(sharding_choice(p)), microbatches(p));
     if (r.timed) {
       out += fmt::format("{:.9g},{:.9g},{:.6f},", r.step_time_s, r.tokens_per_s, r.mfu);
     } else {

@@ -18,6 +18,14 @@ std::string cp_suffix(int cp, RingVariant v) {
   return cp > 1 ? fmt::format(" {}", to_string(v)) : "";
 }
 
+// " zero1 rc=full": the searched settings a label shows.
+std::string setting_suffix(ShardingChoice sharding, Recompute recompute, LabelAxes axes) {
+  std::string s;
+  if (axes.sharding) s += fmt::format(" {}", to_string(sharding));
+  if (axes.recompute) s += fmt::format(" rc={}", to_string(recompute));
+  return s;
+}
+
 // The only value of a list, or InputError asking --why to name the field.
 template <class T>
 T only_value(const std::vector<T>& list, std::string_view field, std::string_view flag) {
@@ -34,6 +42,12 @@ std::string shown(T v) {
 }
 std::string shown(PipelineSchedule s) {
   return std::string(to_string(s));
+}
+std::string shown(ShardingChoice s) {
+  return std::string(to_string(s));
+}
+std::string shown(Recompute r) {
+  return "rc=" + std::string(to_string(r));
 }
 
 // The value --why names for a field: one of the sweep's list (InputError otherwise), or the
@@ -68,22 +82,28 @@ std::string minutes(double seconds) {
 
 }  // namespace
 
-std::string plan_label(const StepPlan& p, bool experts) {
-  return fmt::format("tp{} pp{} cp{} dp{} vp{} mbs{}{} {}{}", p.tp, p.pp, p.cp, p.dp, p.vp,
-                     p.microbatch_size,
-                     experts ? fmt::format(" ep{} etp{}", p.moe.ep, expert_tp(p.moe, p.tp)) : "",
-                     to_string(p.schedule), cp_suffix(p.cp, p.cp_variant));
+LabelAxes label_axes(const PlanLists& lists, bool moe) {
+  return {moe, sharding_list(lists).size() > 1, recompute_list(lists).size() > 1};
 }
 
-std::string combination_label(const Combination& c) {
+std::string plan_label(const StepPlan& p, LabelAxes axes) {
+  return fmt::format(
+      "tp{} pp{} cp{} dp{} vp{} mbs{}{} {}{}{}", p.tp, p.pp, p.cp, p.dp, p.vp, p.microbatch_size,
+      axes.experts ? fmt::format(" ep{} etp{}", p.moe.ep, expert_tp(p.moe, p.tp)) : "",
+      to_string(p.schedule), cp_suffix(p.cp, p.cp_variant),
+      setting_suffix(sharding_choice(p), p.recompute, axes));
+}
+
+std::string combination_label(const Combination& c, LabelAxes axes) {
   // Expert parallelism shown when swept away from the dense default (ep 1, etp = tp).
   const std::string experts =
       c.ep != 1 || c.etp != 0 ? fmt::format(" ep{} etp{}", c.ep, c.etp == 0 ? c.tp : c.etp) : "";
-  return fmt::format("tp{} pp{} cp{} vp{} mbs{}{} {}{}", c.tp, c.pp, c.cp, c.vp, c.mbs, experts,
-                     to_string(c.schedule), cp_suffix(c.cp, c.cp_variant));
+  return fmt::format("tp{} pp{} cp{} vp{} mbs{}{} {}{}{}", c.tp, c.pp, c.cp, c.vp, c.mbs, experts,
+                     to_string(c.schedule), cp_suffix(c.cp, c.cp_variant),
+                     setting_suffix(c.sharding, c.recompute, axes));
 }
 
-void print_rejections(std::ostream& out, const PlanSpace& space) {
+void print_rejections(std::ostream& out, const PlanSpace& space, LabelAxes axes) {
   for (const auto& [rule, count] : space.rejected) {
     const Rejection* first = nullptr;
     for (const auto& r : space.rejections) {
@@ -94,7 +114,7 @@ void print_rejections(std::ostream& out, const PlanSpace& space) {
     }
     if (first == nullptr) continue;
     out << fmt::format("  rejected {:>5} [{}] e.g. {}: {}\n", count, rule,
-                       combination_label(first->combination),
+                       combination_label(first->combination, axes),
                        in_flag_words("sweep", first->reason));
   }
 }
@@ -112,6 +132,8 @@ nlohmann::ordered_json rejections_json(const PlanSpace& space) {
                    {"mbs", c.mbs},
                    {"schedule", to_string(c.schedule)},
                    {"cp_variant", to_string(c.cp_variant)},
+                   {"recompute", to_string(c.recompute)},
+                   {"sharding", to_string(c.sharding)},
                    {"rule", r.rule},
                    {"reason", in_flag_words("sweep", r.reason)}});
   }
@@ -122,6 +144,8 @@ Combination parse_combination(std::string_view text, const PlanLists& lists) {
   std::optional<std::int64_t> tp, pp, cp, vp, mbs, ep, etp;
   std::optional<PipelineSchedule> schedule;
   std::optional<RingVariant> variant;
+  std::optional<ShardingChoice> sharding;
+  std::optional<Recompute> recompute;
   std::string words(text);
   for (char& ch : words) ch = ch == ',' ? ' ' : ch;
   std::size_t at = 0;
@@ -147,6 +171,16 @@ Combination parse_combination(std::string_view text, const PlanLists& lists) {
       variant = *v;
       known = true;
     }
+    if (const auto v = parse_sharding_choice(w)) {
+      sharding = *v;
+      known = true;
+    }
+    if (w.starts_with("rc=")) {
+      if (const auto v = parse_recompute(w.substr(3))) {
+        recompute = *v;
+        known = true;
+      }
+    }
     if (!known) {
       throw InputError(fmt::format(
           "--why: expected a plan as the sweep labels it ('tp4 pp2 cp1 vp1 mbs1 1f1b'), got "
@@ -169,20 +203,23 @@ Combination parse_combination(std::string_view text, const PlanLists& lists) {
   } else {
     c.etp = listed_value(etp, lists.etp, "etp", "--etp");
   }
+  c.recompute =
+      listed_value(recompute, recompute_list(lists), "the recompute (rc=...)", "--recompute");
+  c.sharding = listed_value(sharding, sharding_list(lists), "the sharding", "--sharding");
   return c;
 }
 
 std::string explain_combination(const TransformerModel& model, const PlanLists& lists,
                                 const HardwareProfile& hw, const Combination& c) {
   const CombinationOutcome o = check_combination(model, lists, c);
-  const std::string label = combination_label(c);
+  const std::string label = combination_label(c, label_axes(lists, false));
   if (!o.plan) {
     return fmt::format("{}: rejected by rule [{}]: {}\n", label, o.rejection.rule,
                        in_flag_words("sweep", o.rejection.reason));
   }
   const SweepRow row = evaluate_plan(model, *o.plan, hw);
-  std::string s = fmt::format("{}: valid, plan {} ({} microbatches)\n", label, plan_label(*o.plan),
-                              microbatches(*o.plan));
+  std::string s = fmt::format("{}: valid, plan {} ({} microbatches)\n", label,
+                              plan_label(*o.plan, label_axes(lists, false)), microbatches(*o.plan));
   s += fmt::format("  memory: peak {:.2f} GB on pipeline rank {} of {:.2f} GB: {}\n", row.mem_gb,
                    row.peak_rank, hw.memory_bytes / 1e9,
                    row.oom ? "OOM, so the sweep does not time it" : "fits");

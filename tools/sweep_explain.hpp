@@ -14,21 +14,29 @@
 
 namespace meshsim {
 
-// "tp2 pp1 cp1 dp8 vp1 mbs1 1f1b" (+ " zigzag" when cp > 1).
-std::string plan_label(const StepPlan& p, bool experts = false);  // experts: with ep, etp
-// The same without dp (a combination whose mesh may not divide the GPUs).
-std::string combination_label(const Combination& c);
+// Which optional fields a label shows: ep and etp (MoE), the sharding ("zero1", "fsdp") and the
+// recompute ("rc=full") - the latter two when the sweep searches them (more than one value).
+struct LabelAxes {
+  bool experts = false, sharding = false, recompute = false;
+};
+LabelAxes label_axes(const PlanLists& lists, bool moe);
+
+// "tp2 pp1 cp1 dp8 vp1 mbs1 1f1b" (+ " zigzag" when cp > 1, then the axes shown).
+std::string plan_label(const StepPlan& p, LabelAxes axes = {});
+// The same without dp (a combination whose mesh may not divide the GPUs); ep and etp whenever
+// they differ from the dense default.
+std::string combination_label(const Combination& c, LabelAxes axes = {});
 
 // One line per rule id, by id: its count, and the first rejected combination with its reason in
 // the sweep's flag words ("  rejected     4 [gbs-dp-mbs] e.g. tp2 pp2 cp1 vp1 mbs3 1f1b: ...").
-void print_rejections(std::ostream& out, const PlanSpace& space);
+void print_rejections(std::ostream& out, const PlanSpace& space, LabelAxes axes = {});
 // {"counts": {rule: n}, "combinations": [{"tp", "pp", "cp", "vp", "mbs", "schedule",
 // "cp_variant", "rule", "reason"}]}
 nlohmann::ordered_json rejections_json(const PlanSpace& space);
 
-// --why: a combination written as the sweep labels plans ("tp4 pp2 cp1 vp1 mbs1 1f1b", any order,
-// spaces or commas; dpN is ignored, dp being what is left); a value left out is the list's when it
-// has one. InputError naming --why otherwise.
+// --why: a combination written as the sweep labels plans ("tp4 pp2 cp1 vp1 mbs1 1f1b zero1
+// rc=full", any order, spaces or commas; dpN is ignored, dp being what is left); a value left out
+// is the list's when it has one. InputError naming --why otherwise.
 Combination parse_combination(std::string_view text, const PlanLists& lists);
 // Its story: the rule it breaks with the numbers, or that it is valid and its memory and, when it
 // fits, its simulated step.

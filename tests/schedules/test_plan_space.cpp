@@ -149,3 +149,52 @@ TEST_CASE("plan space: ep and etp of an MoE model fold onto tp x cp x dp") {
   const PlanSpace dense = enumerate_plans(*builtin_model("llama3-8b"), l);
   for (const StepPlan& p : dense.plans) CHECK(p.moe.ep == 1);
 }
+
+TEST_CASE("plan space: recompute and sharding are axes, turning fastest, set on each plan") {
+  const TransformerModel m = *builtin_model("llama3-8b");
+  PlanLists l = lists_for(16);
+  l.tp = {2};
+  l.pp = {1};
+  l.cp = {1};
+  l.vp = {1};
+  l.schedules = {PipelineSchedule::one_f_one_b};
+  l.recompute = {Recompute::selective, Recompute::full};
+  l.sharding = {ShardingChoice{0, false}, ShardingChoice{1, false}, ShardingChoice{3, true}};
+  const PlanSpace s = enumerate_plans(m, l);
+  CHECK(s.combinations == 2 * 3);
+  REQUIRE(s.plans.size() == 6);
+  // sharding innermost: none, zero1, fsdp for selective, then the same for full
+  CHECK(s.plans[0].recompute == Recompute::selective);
+  CHECK(s.plans[0].sharding.zero == 0);
+  CHECK_FALSE(s.plans[0].distributed_optimizer);
+  CHECK(s.plans[1].sharding.zero == 1);
+  CHECK(s.plans[1].distributed_optimizer);  // ZeRO-1 is Megatron's distributed optimizer
+  CHECK(s.plans[2].sharding.zero == 3);
+  CHECK(s.plans[2].sharding.fsdp);
+  CHECK(s.plans[3].recompute == Recompute::full);
+  CHECK(s.plans[3].sharding.zero == 0);
+}
+
+TEST_CASE("plan space: empty recompute and sharding lists take the base plan's") {
+  const TransformerModel m = *builtin_model("llama3-8b");
+  PlanLists l = lists_for(16);
+  l.base.recompute = Recompute::full;
+  l.base.distributed_optimizer = true;  // without a ZeRO stage set: ZeRO-1
+  CHECK(recompute_list(l) == std::vector<Recompute>{Recompute::full});
+  CHECK(sharding_list(l) == std::vector<ShardingChoice>{ShardingChoice{1, false}});
+  const PlanSpace s = enumerate_plans(m, l);
+  REQUIRE_FALSE(s.plans.empty());
+  CHECK(s.plans.front().recompute == Recompute::full);
+  CHECK(s.plans.front().distributed_optimizer);
+}
+
+TEST_CASE("sharding choice names") {
+  for (const char* name : {"none", "zero1", "zero2", "zero3", "fsdp"}) {
+    const auto c = parse_sharding_choice(name);
+    REQUIRE(c);
+    CHECK(to_string(*c) == name);
+  }
+  CHECK(parse_sharding_choice("fsdp")->zero == 3);
+  CHECK_FALSE(parse_sharding_choice("zero4"));
+  CHECK_FALSE(parse_sharding_choice("hsdp"));
+}

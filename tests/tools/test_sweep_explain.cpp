@@ -77,6 +77,39 @@ TEST_CASE("sweep explain: --why reads a plan as the table labels it") {
   CHECK(why_error("tp4 pp2 mbs1 zb-h1") == "--why: zb-h1 is not in the sweep's --schedule list");
 }
 
+TEST_CASE("sweep explain: searched sharding and recompute are labelled and read back") {
+  PlanLists l = lists16();
+  l.sharding = {ShardingChoice{1, false}, ShardingChoice{3, true}};
+  l.recompute = {Recompute::selective, Recompute::full};
+  const LabelAxes axes = label_axes(l, false);
+  CHECK(axes.sharding);
+  CHECK(axes.recompute);
+  CHECK_FALSE(label_axes(lists16(), false).sharding);  // one value: the header names it
+  const Combination c = parse_combination("tp4 pp2 mbs1 fsdp rc=full", l);
+  CHECK(c.sharding == ShardingChoice{3, true});
+  CHECK(c.recompute == Recompute::full);
+  CHECK(combination_label(c, axes) == "tp4 pp2 cp1 vp1 mbs1 1f1b fsdp rc=full");
+  const TransformerModel m = *builtin_model("llama3-8b");
+  const CombinationOutcome o = check_combination(m, l, c);
+  REQUIRE(o.plan);
+  CHECK(plan_label(*o.plan, axes) == "tp4 pp2 cp1 dp2 vp1 mbs1 1f1b fsdp rc=full");
+  CHECK(plan_label(*o.plan) == "tp4 pp2 cp1 dp2 vp1 mbs1 1f1b");
+  auto error = [&](std::string_view text) {
+    try {
+      (void)parse_combination(text, l);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error("tp4 pp2 mbs1 rc=full") ==
+        "--why: name the sharding (the sweep's --sharding list has 2 values)");
+  CHECK(error("tp4 pp2 mbs1 zero2 rc=full") ==
+        "--why: zero2 is not in the sweep's --sharding list");
+  CHECK(error("tp4 pp2 mbs1 fsdp rc=none") ==
+        "--why: rc=none is not in the sweep's --recompute list");
+}
+
 TEST_CASE("sweep explain: --why names expert parallelism as the MoE table labels it") {
   PlanLists l = lists16();
   l.ep = {1, 2, 4, 8};
