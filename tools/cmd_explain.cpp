@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "schedules/memory_model.hpp"
+#include "schedules/sharding.hpp"
 #include "sim/error.hpp"
 #include "tools/commands.hpp"
 #include "tools/sensitivity.hpp"
@@ -21,9 +23,19 @@ std::string percent(const SensitivitySide& s) {
 void print_sensitivity(std::ostream& out, const Sensitivity& s, const StepRequest& req,
                        const HardwareProfile& hw, std::size_t top) {
   const StepPlan& p = req.plan;
-  out << fmt::format("explain: {} on {} GPUs of {}, tp {} pp {} cp {} dp {}; step time {:.6f} s\n",
-                     req.model.name, p.tp * p.pp * p.cp * p.dp, hw.name, p.tp, p.pp, p.cp, p.dp,
-                     s.baseline_s);
+  // The sharding and the recompute when the plan has them (the step's flags).
+  std::string settings;
+  if (p.sharding.zero > 0 || p.distributed_optimizer) {
+    ShardingPlan shown = p.sharding;
+    shown.zero = std::max(shown.zero, 1);
+    settings += ", sharding " + describe_sharding(shown);
+  }
+  if (p.recompute != Recompute::none)
+    settings += fmt::format(", recompute {}", to_string(p.recompute));
+  out << fmt::format(
+      "explain: {} on {} GPUs of {}, tp {} pp {} cp {} dp {}{}; step time {:.6f} s\n",
+      req.model.name, p.tp * p.pp * p.cp * p.dp, hw.name, p.tp, p.pp, p.cp, p.dp, settings,
+      s.baseline_s);
   out << fmt::format(
       "step time change with each input at -{0:g} % and +{0:g} % (ranked by the larger):\n",
       100 * s.delta);
