@@ -6,6 +6,7 @@
 
 #include "schedules/training_step.hpp"
 #include "sim/error.hpp"
+#include "tests/schedules/tiny_models.hpp"
 
 using namespace meshsim;
 
@@ -151,4 +152,38 @@ TEST_CASE("step builder: --no-overlap-grad-reduce reduces every bucket after the
   // layer's backward still runs. Not overlapped: nothing before the backward has finished.
   CHECK_FALSE(first_reduce_after_backward(true));
   CHECK(first_reduce_after_backward(false));
+}
+
+TEST_CASE("step builder: the step zeroes the grad buffer and takes the grad norm over its shard") {
+  auto vector_of = [](const Program& prog, const std::string& name, int rank) {
+    for (const Op& op : prog.ops) {
+      if (op.rank == rank && op.name == name) return std::get<KernelCall>(op.body);
+    }
+    FAIL("no op " << name);
+    return KernelCall{};
+  };
+  StepPlan p = test::plan_of(1, 1, 1, 2, 4);
+  p.distributed_optimizer = true;
+  const Program prog = build_training_step(test::tiny_gqa_model(2), p, 8);
+  // The optimizer updates ceil(params / dp) parameters; the memset covers all of the rank's
+  // fp32 main gradients (4 bytes each, written once), the norm reads the shard's once.
+  const auto adam = std::get<VectorShape>(vector_of(prog, "optimizer step", 0).shape);
+  const KernelCall zero = vector_of(prog, "zero grad buffer", 0);
+  const KernelCall norm = vector_of(prog, "grad norm", 0);
+  CHECK(zero.dtype == DType::fp32);
+  CHECK(norm.dtype == DType::fp32);
+  const auto params = std::get<VectorShape>(zero.shape).elements;
+  CHECK(adam.elements == (params + 1) / 2);
+  CHECK(std::get<VectorShape>(norm.shape) == VectorShape{adam.elements, 1, 0});
+  CHECK(kernel_bytes(zero) == doctest::Approx(4.0 * static_cast<double>(params)));
+  // The memset is the rank's first op; the norm runs just before the optimizer step.
+  int first = -1, norm_id = -1, adam_id = -1;
+  for (const Op& op : prog.ops) {
+    if (op.rank != 0) continue;
+    if (first < 0) first = op.id;
+    if (op.name == "grad norm") norm_id = op.id;
+    if (op.name == "optimizer step") adam_id = op.id;
+  }
+  CHECK(prog.ops[static_cast<std::size_t>(first)].name == "zero grad buffer");
+  CHECK(norm_id + 1 == adam_id);
 }

@@ -23,15 +23,8 @@ TransformerModel tiny(int layers) {
   return test::tiny_gqa_model(layers);
 }
 
-StepPlan plan_of(int tp, int pp, int cp, int dp, std::int64_t gbs) {
-  StepPlan p;
-  p.tp = tp;
-  p.pp = pp;
-  p.cp = cp;
-  p.dp = dp;
-  p.global_batch = gbs;
-  return p;
-}
+using test::plan_of;
+using test::step_time;
 
 struct Counts {
   std::map<std::string, int> by_kind;  // kernel kind or collective kind, per (phase)
@@ -58,11 +51,6 @@ Counts count(const Program& prog, int rank, int layer, Phase phase) {
     }
   }
   return c;
-}
-
-Nanos step_time(const TransformerModel& m, const StepPlan& p, const HardwareProfile& hw) {
-  const SimulationResult r = run_simulation(build_training_step(m, p, hw.gpus_per_node), hw);
-  return r.metrics.makespan;
 }
 
 }  // namespace
@@ -425,110 +413,4 @@ TEST_CASE("training step: ZB-H1 is no slower than 1F1B for the same work (pure p
     p.schedule = PipelineSchedule::zb_h1;
     CHECK(step_time(tiny(pp), p, hw) <= one_f_one_b);
   }
-}
-
-TEST_CASE("training step: the materialized attention core, op by op") {
-  // tiny(1): b 1, 4 heads, d 16, s 32, no dropout; tp 1: the core on 4 heads of 32 tokens.
-  StepPlan p = plan_of(1, 1, 1, 1, 1);
-  p.attention = AttentionCore::materialized;
-  const Program prog = build_training_step(tiny(1), p, 8);
-  std::vector<std::pair<std::string, KernelCall>> core;
-  for (const Op& op : prog.ops) {
-    if (op.name.rfind("attn ", 0) != 0 || op.name.rfind("attn norm", 0) == 0 ||
-        op.name.find("residual") != std::string::npos) {
-      continue;
-    }
-    core.emplace_back(op.name, std::get<KernelCall>(op.body));
-  }
-  // Forward: scores, softmax, context; backward: dprobs, dv, softmax bwd, dq, dk (no dropout).
-  REQUIRE(core.size() == 8);
-  CHECK(core[0].first == "attn scores");
-  // Q K^T for b x heads = 4 query rows blocks of s = 32: m = 4 x 32, n = s, k = d.
-  CHECK(std::get<GemmShape>(core[0].second.shape) == GemmShape{128, 32, 16});
-  CHECK(core[1].first == "attn softmax");
-  CHECK(std::get<VectorShape>(core[1].second.shape).elements == 4 * 32 * 32);  // b·a·s·s
-  CHECK(core[2].first == "attn context");
-  CHECK(std::get<GemmShape>(core[2].second.shape) == GemmShape{128, 16, 32});  // P V
-  CHECK(core[5].first == "attn softmax bwd");
-  // Softmax backward reads P and dP and writes dS: 3 operands; its forward 2 (read, write).
-  CHECK(std::get<VectorShape>(core[5].second.shape) == VectorShape{4 * 32 * 32, 3, 0});
-  CHECK(std::get<VectorShape>(core[1].second.shape).operands == 2);
-  CHECK(core[7].first == "attn dk");
-  // With dropout, one more score pass each way.
-  TransformerModel dropped = tiny(1);
-  dropped.dropout = true;
-  int passes = 0;
-  for (const Op& op : build_training_step(dropped, p, 8).ops) {
-    if (op.name != "attn dropout" && op.name != "attn dropout bwd") continue;
-    ++passes;
-    // Read one score tensor, write one, and the 1-byte keep mask (written, then read back).
-    CHECK(std::get<VectorShape>(std::get<KernelCall>(op.body).shape) ==
-          VectorShape{4 * 32 * 32, 2, 1});
-  }
-  CHECK(passes == 2);
-}
-
-TEST_CASE("training step: norm and MLP activation passes move their operands") {
-  // tiny(1): h 64, f 128 (SwiGLU), s 32, b 1; tp 1 pp 1: 32 tokens on the rank.
-  const TransformerModel m = tiny(1);
-  const Program prog = build_training_step(m, plan_of(1, 1, 1, 1, 1), 8);
-  auto shape_of = [&](const std::string& name) {
-    for (const Op& op : prog.ops) {
-      if (op.name == name) return std::get<VectorShape>(std::get<KernelCall>(op.body).shape);
-    }
-    FAIL("no op " << name);
-    return VectorShape{};
-  };
-  const std::int64_t tokens = m.seq_len;
-  CHECK(shape_of("attn norm") == VectorShape{tokens * m.hidden, 2, 0});      // read x, write y
-  CHECK(shape_of("attn norm bwd") == VectorShape{tokens * m.hidden, 3, 0});  // x, dy -> dx
-  // SwiGLU over f outputs: read gate and up, write their product; backward reads gate, up and dy
-  // and writes both halves' gradients.
-  CHECK(shape_of("activation") == VectorShape{tokens * m.ffn_hidden, 3, 0});
-  CHECK(shape_of("activation bwd") == VectorShape{tokens * m.ffn_hidden, 5, 0});
-}
-
-TEST_CASE("training step: a materialized core costs its score passes (slower than flash)") {
-  const HardwareProfile hw = *builtin_hardware("a100-sxm");
-  StepPlan p = plan_of(1, 1, 1, 1, 2);
-  const Nanos flash = step_time(tiny(2), p, hw);
-  p.attention = AttentionCore::materialized;
-  CHECK(step_time(tiny(2), p, hw) > flash);
-  p.cp = 2;
-  CHECK_THROWS_WITH_AS(check_step_plan(tiny(2), p),
-                       doctest::Contains("`attention` materialized needs `cp` 1"), InputError);
-}
-
-TEST_CASE("training step: the step zeroes the grad buffer and takes the grad norm over its shard") {
-  auto vector_of = [](const Program& prog, const std::string& name, int rank) {
-    for (const Op& op : prog.ops) {
-      if (op.rank == rank && op.name == name) return std::get<KernelCall>(op.body);
-    }
-    FAIL("no op " << name);
-    return KernelCall{};
-  };
-  StepPlan p = plan_of(1, 1, 1, 2, 4);
-  p.distributed_optimizer = true;
-  const Program prog = build_training_step(tiny(2), p, 8);
-  // The optimizer updates ceil(params / dp) parameters; the memset covers all of the rank's
-  // fp32 main gradients (4 bytes each, written once), the norm reads the shard's once.
-  const auto adam = std::get<VectorShape>(vector_of(prog, "optimizer step", 0).shape);
-  const KernelCall zero = vector_of(prog, "zero grad buffer", 0);
-  const KernelCall norm = vector_of(prog, "grad norm", 0);
-  CHECK(zero.dtype == DType::fp32);
-  CHECK(norm.dtype == DType::fp32);
-  const auto params = std::get<VectorShape>(zero.shape).elements;
-  CHECK(adam.elements == (params + 1) / 2);
-  CHECK(std::get<VectorShape>(norm.shape) == VectorShape{adam.elements, 1, 0});
-  CHECK(kernel_bytes(zero) == doctest::Approx(4.0 * static_cast<double>(params)));
-  // The memset is the rank's first op; the norm runs just before the optimizer step.
-  int first = -1, norm_id = -1, adam_id = -1;
-  for (const Op& op : prog.ops) {
-    if (op.rank != 0) continue;
-    if (first < 0) first = op.id;
-    if (op.name == "grad norm") norm_id = op.id;
-    if (op.name == "optimizer step") adam_id = op.id;
-  }
-  CHECK(prog.ops[static_cast<std::size_t>(first)].name == "zero grad buffer");
-  CHECK(norm_id + 1 == adam_id);
 }
