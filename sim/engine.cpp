@@ -51,7 +51,8 @@ class Run {
                     "flow plan does not match the comm plan");
       network_.emplace(flows_->port_capacity);
       network_->sample_classes(flows_->port_class,
-                               static_cast<int>(FlowPlan::kLinkClassNames.size()));
+                               static_cast<int>(FlowPlan::kLinkClassNames.size()),
+                               flows_->port_multiplicity);
     }
   }
 

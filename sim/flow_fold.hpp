@@ -24,11 +24,12 @@
 // The rule needs each shift to be an automorphism of the topology: it must map nodes onto nodes
 // (else a ring's NVLink hop would map onto a NIC hop: DP replicas sharing a node, dp shifting
 // one of them to the next node) and every GPU sharing a port (the GPUs of a rail's NIC, the GPUs
-// under a node uplink) to GPUs sharing one port. fold_ports() checks both and returns nothing
-// otherwise (also for a TP group spanning two nodes under an oversubscribed uplink); callers then
-// build every rank (flow_folds_exactly). A port no GPU owns (a rail without
-// a GPU) is its own orbit, fixed by G: no ring or transfer uses it, since channels take unused
-// rails only when members share a NIC. Where programs are not in lockstep the rule stays
+// under a node uplink, the GPUs under a leaf switch) to GPUs sharing one port. fold_ports() checks
+// both and returns nothing otherwise (also for a TP group spanning two nodes under an
+// oversubscribed uplink, and for DP shifts that move a node across a leaf-group boundary under a
+// spine tier); callers then build every rank (flow_folds_exactly). A port no GPU owns (a rail
+// without a GPU) is its own orbit, fixed by G: no ring or transfer uses it, since channels take
+// unused rails only when members share a NIC. Where programs are not in lockstep the rule stays
 // conservative per port: every image is counted on the port as if it were busy at the same time.
 #include <optional>
 #include <string>

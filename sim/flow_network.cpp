@@ -22,10 +22,13 @@ FlowNetwork::FlowNetwork(std::vector<double> port_capacity, bool incremental)
   port_seen_.assign(capacity_.size(), 0);
 }
 
-void FlowNetwork::sample_classes(std::vector<std::uint8_t> class_of, int classes) {
-  MESHSIM_CHECK(class_of.size() == capacity_.size(), "one class per port");
-  MESHSIM_CHECK(classes >= 0 && classes <= 4, "at most four link classes");
+void FlowNetwork::sample_classes(std::vector<std::uint8_t> class_of, int classes,
+                                 std::vector<double> multiplicity) {
+  MESHSIM_CHECK(class_of.size() == capacity_.size() && multiplicity.size() == capacity_.size(),
+                "one class and multiplicity per port");
+  MESHSIM_CHECK(classes >= 0 && classes <= kMaxLinkClasses, "too many link classes");
   class_of_ = std::move(class_of);
+  multiplicity_ = std::move(multiplicity);
   classes_ = classes;
 }
 
@@ -56,7 +59,10 @@ void FlowNetwork::start(std::int32_t tag, const GangFlow& gang, Nanos now) {
   Active& a = slots_[static_cast<std::size_t>(slot)];
   a = Active{tag, &gang, gang.work};
   for (const auto& u : gang.usage) {
-    if (classes_ > 0) a.class_units[class_of_[static_cast<std::size_t>(u.port)]] += u.units;
+    if (classes_ > 0) {
+      const auto p = static_cast<std::size_t>(u.port);
+      a.class_units[class_of_[p]] += u.units * multiplicity_[p];
+    }
   }
   rank_[static_cast<std::size_t>(slot)] = static_cast<std::int32_t>(order_.size());
   order_.push_back(slot);

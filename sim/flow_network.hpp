@@ -34,6 +34,7 @@ struct PortLoad {
 // What caused a flow, for attributing port traffic: a collective kind's index, or p2p.
 inline constexpr std::uint8_t kFlowCauses = 8;
 inline constexpr std::uint8_t kP2PCause = 7;
+inline constexpr int kMaxLinkClasses = 4;
 
 struct GangFlow {
   std::vector<PortLoad> usage;
@@ -69,8 +70,10 @@ class FlowNetwork {
   void finish_due(Nanos now, std::vector<std::int32_t>& done);
 
   // Record, at every rate change, the bandwidth in use per class of port (class_of[port] <
-  // classes).
-  void sample_classes(std::vector<std::uint8_t> class_of, int classes);
+  // classes), summed over the ports of the class; a port counts `multiplicity[port]` times (the
+  // ports of the whole network it stands for in a folded run).
+  void sample_classes(std::vector<std::uint8_t> class_of, int classes,
+                      std::vector<double> multiplicity);
   const std::vector<LinkRateSample>& samples() const { return samples_; }
 
   std::size_t active() const { return order_.size(); }
@@ -86,7 +89,7 @@ class FlowNetwork {
     double remaining = 0;  // bytes per unit flow still to move
     double rate = 0;       // bytes per ns per unit flow
     Nanos done_at = kNever;
-    std::array<double, 4> class_units{};  // unit flows per link class, for samples
+    std::array<double, kMaxLinkClasses> class_units{};  // unit flows per link class, for samples
   };
 
   void advance(Nanos now);
@@ -112,6 +115,7 @@ class FlowNetwork {
   Nanos next_completion_ = kNever;
   std::uint64_t recomputations_ = 0;
   std::vector<std::uint8_t> class_of_;
+  std::vector<double> multiplicity_;
   int classes_ = 0;
   std::vector<LinkRateSample> samples_;
   // scratch for recompute_rates

@@ -59,7 +59,7 @@ struct GangLayout {
 };
 
 // The rails of `channels` channels on one node: the rails of its members in GPU order, each once,
-// then the node's unused rails in order (header: Rails).
+// then the node's unused rails in order (sim/flow_topology.hpp: Rails).
 std::vector<int> channel_rails(const Topology& topo, const std::vector<int>& members,
                                int channels) {
   std::vector<int> rails;
@@ -180,9 +180,33 @@ void ring_collective_flows(const Topology& topo, const NetworkProfile& net, Coll
   g.work = per_hop / static_cast<double>(layout.channels);
 }
 
+// The spine loads of a pairwise all-to-all: GPU a sends to and receives from every member on
+// another node; those on another leaf than a's, (n - a's node's members) - (members on a's leaf but
+// not on a's node), cross a's leaf's spine uplink out and its downlink in, one unit flow each.
+void all_to_all_spine(const Topology& topo, const GangLayout& layout, UsageBuilder& usage) {
+  const int n = static_cast<int>(layout.ring.size());
+  std::map<int, int> on_leaf;
+  std::map<std::pair<int, int>, int> on_node_leaf;
+  const auto leaf = [&](int r) { return topo.leaf_of(topo.node_of(r), topo.rail_of(r)); };
+  for (int r : layout.ring) {
+    ++on_leaf[leaf(r)];
+    ++on_node_leaf[{topo.node_of(r), leaf(r)}];
+  }
+  std::vector<PortLoad> hop;
+  for (int a : layout.ring) {
+    const int l = leaf(a);
+    const int remote = n - layout.per_node.at(topo.node_of(a));
+    const int crossing = remote - (on_leaf.at(l) - on_node_leaf.at({topo.node_of(a), l}));
+    hop.clear();
+    topo.leaf_spine_ports(l, static_cast<double>(crossing), static_cast<double>(crossing), hop);
+    usage.add(hop);
+  }
+}
+
 // Pairwise all-to-all: every ordered pair is a unit flow of M/n bytes. Per GPU that is (members on
 // its node - 1) unit flows over NVLink and n - (members on its node) through its rail NIC, in each
-// direction.
+// direction; with a spine tier, each pair between different leaves also crosses the source leaf's
+// spine uplink and the destination leaf's downlink.
 void all_to_all_flows(const Topology& topo, const NetworkProfile& net, const GangLayout& layout,
                       double m, UsageBuilder& usage, GangFlow& g) {
   const int n = static_cast<int>(layout.ring.size());
@@ -201,6 +225,7 @@ void all_to_all_flows(const Topology& topo, const NetworkProfile& net, const Gan
       usage.add(hop);
     }
   }
+  if (topo.has_spine()) all_to_all_spine(topo, layout, usage);
   g.work = m / static_cast<double>(n);
 }
 
@@ -223,73 +248,6 @@ void permute_flows(const Topology& topo, const NetworkProfile& net, const std::v
 
 }  // namespace
 
-Topology::Topology(const Mesh& mesh, const NetworkProfile& net, const FlowOptions& options)
-    : gpus_per_node_(mesh.gpus_per_node()),
-      nics_(std::max(1, net.nics_per_node)),
-      spine_(options.oversubscription > 1.0) {
-  const int world = mesh.world_size();
-  const int nodes = mesh.num_nodes();
-  for (int r = 0; r < world; ++r) {
-    nvl_out_.push_back(add(fmt::format("gpu{} nvlink out", r), net.nvlink_bus_bw, 0));
-    nvl_in_.push_back(add(fmt::format("gpu{} nvlink in", r), net.nvlink_bus_bw, 0));
-  }
-  for (int n = 0; n < nodes; ++n) {
-    for (int k = 0; k < nics_; ++k) {
-      nic_out_.push_back(add(fmt::format("node{} nic{} out", n, k), net.nic_bw, 1));
-      nic_in_.push_back(add(fmt::format("node{} nic{} in", n, k), net.nic_bw, 1));
-    }
-    if (spine_) {
-      const double uplink = static_cast<double>(nics_) * net.nic_bw / options.oversubscription;
-      up_.push_back(add(fmt::format("node{} uplink", n), uplink, 2));
-      down_.push_back(add(fmt::format("node{} downlink", n), uplink, 2));
-    }
-  }
-}
-
-PortId Topology::add(std::string name, double capacity, std::uint8_t link_class) {
-  MESHSIM_CHECK(capacity > 0, fmt::format("port {} without bandwidth", name));
-  classes_.push_back(link_class);
-  capacity_.push_back(capacity);
-  names_.push_back(std::move(name));
-  return static_cast<PortId>(capacity_.size() - 1);
-}
-
-void Topology::path(int src, int dst, double units, std::vector<PortLoad>& out) const {
-  const int ns = node_of(src), nd = node_of(dst);
-  if (ns == nd) {
-    out.push_back({nvl_out_[static_cast<std::size_t>(src)], units});
-    out.push_back({nvl_in_[static_cast<std::size_t>(dst)], units});
-    return;
-  }
-  out.push_back({nic_out_[static_cast<std::size_t>(ns * nics_ + rail_of(src))], units});
-  out.push_back({nic_in_[static_cast<std::size_t>(nd * nics_ + rail_of(dst))], units});
-  if (spine_) {
-    out.push_back({up_[static_cast<std::size_t>(ns)], units});
-    out.push_back({down_[static_cast<std::size_t>(nd)], units});
-  }
-}
-
-void Topology::rail_path(int src, int dst, int out_rail, int in_rail, double units,
-                         std::vector<PortLoad>& out) const {
-  const int ns = node_of(src), nd = node_of(dst);
-  out.push_back({nic_out_[static_cast<std::size_t>(ns * nics_ + out_rail % nics_)], units});
-  out.push_back({nic_in_[static_cast<std::size_t>(nd * nics_ + in_rail % nics_)], units});
-  if (spine_) {
-    out.push_back({up_[static_cast<std::size_t>(ns)], units});
-    out.push_back({down_[static_cast<std::size_t>(nd)], units});
-  }
-}
-
-void Topology::gpu_ports(int rank, std::vector<PortId>& out) const {
-  const auto r = static_cast<std::size_t>(rank);
-  const auto nic = static_cast<std::size_t>(node_of(rank) * nics_ + rail_of(rank));
-  out.assign({nvl_out_[r], nvl_in_[r], nic_out_[nic], nic_in_[nic]});
-  if (spine_) {
-    out.push_back(up_[static_cast<std::size_t>(node_of(rank))]);
-    out.push_back(down_[static_cast<std::size_t>(node_of(rank))]);
-  }
-}
-
 GangFlow p2p_gang(const Topology& topo, const NetworkProfile& net, int src, int dst,
                   std::int64_t bytes) {
   GangFlow g;
@@ -310,6 +268,11 @@ GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, Collec
   const GangLayout layout = gang_layout(topo, ranks);
   UsageBuilder usage(topo.port_count());
   if (algo == CollectiveAlgo::tree && kind == CollectiveKind::all_reduce) {
+    if (topo.has_spine() && layout.spans) {
+      throw InputError(
+          "--spine-oversubscription: the tree all-reduce over a leaf-spine tier is not modelled "
+          "(which tree edges cross the spine depends on NCCL's tree layout); use the ring");
+    }
     tree_all_reduce_flows(topo, net, layout, m, usage, g);
     g.usage = usage.take();
     return g;
@@ -389,10 +352,14 @@ FlowPlan plan_flows(const Program& program, const CommPlan& plan, const NetworkP
       fp.port_names.push_back(topo.names()[i]);
       fp.port_class.push_back(topo.classes()[i]);
     }
+    for (double stabilizer : fold->stabilizer) {
+      fp.port_multiplicity.push_back(fold->order / stabilizer);  // the orbit's size
+    }
   } else {
     fp.port_capacity = topo.capacity();
     fp.port_names = topo.names();
     fp.port_class = topo.classes();
+    fp.port_multiplicity.assign(topo.port_count(), 1.0);
   }
   fp.transfers.reserve(plan.transfers.size());
   for (const auto& t : plan.transfers) {

@@ -296,7 +296,7 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out, std::
                                          out.hardware.network, out.network.options, dims)) {
       note =
           "--network flow simulates every rank here (shifting the folded ranks would move GPUs "
-          "of one node, NIC or uplink apart)";
+          "of one node, NIC, uplink or leaf switch apart)";
       p.fold_dp = false;
       p.fold_tp = false;
     }

@@ -1,6 +1,7 @@
 #include "tools/run_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -16,35 +17,31 @@ double ms(Nanos ns) {
 
 }  // namespace
 
-// Per link class (NVLink ports, NICs, node uplinks) and for the busiest ports: bytes carried,
-// busy time and utilization (bytes / (capacity x makespan)).
+// Per link class (NVLink ports, NICs, node uplinks, leaf spine links) and for the busiest ports:
+// bytes carried, busy time and utilization (bytes / (capacity x makespan)).
 nlohmann::ordered_json link_stats_json(const FlowPlan& flows, const Timeline& timeline) {
   struct Sum {
-    double bytes = 0, capacity = 0;
-    Nanos busy = 0;
-    int ports = 0;
+    double bytes = 0, capacity = 0, busy = 0, ports = 0;
   };
   std::map<std::string, Sum> classes;
   std::vector<std::size_t> order;
   for (std::size_t p = 0; p < flows.port_names.size(); ++p) {
-    const std::string& name = flows.port_names[p];
-    const std::string cls = name.find("nvlink") != std::string::npos ? "nvlink"
-                            : name.find("nic") != std::string::npos  ? "nic"
-                                                                     : "uplink";
-    auto& s = classes[cls];
-    s.bytes += timeline.ports[p].bytes;
-    s.busy += timeline.ports[p].busy;
-    s.capacity += flows.port_capacity[p];
-    ++s.ports;
+    // A folded run's port stands for its orbit's ports: the class sums count the whole network.
+    const double k = flows.port_multiplicity[p];
+    auto& s = classes[FlowPlan::kLinkClassNames[flows.port_class[p]]];
+    s.bytes += timeline.ports[p].bytes * k;
+    s.busy += static_cast<double>(timeline.ports[p].busy) * k;
+    s.capacity += flows.port_capacity[p] * k;
+    s.ports += k;
     if (timeline.ports[p].bytes > 0) order.push_back(p);
   }
   const double span = std::max(ns_to_seconds(timeline.makespan), 1e-12);
   nlohmann::ordered_json j;
   auto by_class = nlohmann::ordered_json::object();
   for (const auto& [cls, s] : classes) {
-    by_class[cls] = {{"ports", s.ports},
+    by_class[cls] = {{"ports", static_cast<std::int64_t>(std::llround(s.ports))},
                      {"bytes", s.bytes},
-                     {"busy_s", ns_to_seconds(s.busy)},
+                     {"busy_s", s.busy * 1e-9},
                      {"utilization", s.bytes / (s.capacity * span)}};
   }
   j["by_class"] = by_class;

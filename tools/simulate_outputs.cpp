@@ -23,11 +23,48 @@ std::vector<OptionSpec> simulate_output_options() {
       {"--network", "analytical|flow",
        "network model: alpha-beta per call, or flows sharing ports max-min fairly [analytical]"},
       {"--oversubscription", "F", "flow model: node uplinks carry NICs x NIC bandwidth / F [1]"},
+      {"--spine-oversubscription", "F",
+       "flow model: leaf-to-spine links carry the leaf's downlink bandwidth / F [1: no spine "
+       "tier]"},
+      {"--leaf-nodes", "N",
+       "flow model, with --spine-oversubscription: nodes per leaf switch (per rail when "
+       "rail-optimized) [32, a DGX SuperPOD scalable unit]"},
+      {"--rails", "optimized|single",
+       "flow model, with --spine-oversubscription: rail r of every node on leaf r of its group, "
+       "or every NIC of a node on its group's one leaf [optimized]"},
       {"--trace", "FILE", "write a Chrome/Perfetto trace (open in ui.perfetto.dev)",
        OutputKind::file},
       {"--json", "", "print one JSON object instead of the table"},
   };
 }
+
+namespace {
+
+// An oversubscription factor in [1, 1e6], given only with --network flow.
+double oversubscription_flag(const Args& args, std::string_view flag, bool flow) {
+  const double f = args.get_number(flag, 1.0, 1e6);
+  if (f < 1.0) throw InputError(fmt::format("{} expects a factor >= 1, got {}", flag, f));
+  if (args.has(flag) && !flow) throw InputError(fmt::format("{} needs --network flow", flag));
+  return f;
+}
+
+void read_flow_options(const Args& args, NetworkChoice& network) {
+  FlowOptions& o = network.options;
+  o.oversubscription = oversubscription_flag(args, "--oversubscription", network.flow);
+  o.spine_oversubscription = oversubscription_flag(args, "--spine-oversubscription", network.flow);
+  for (const char* flag : {"--leaf-nodes", "--rails"}) {
+    if (args.has(flag) && !args.has("--spine-oversubscription")) {
+      throw InputError(fmt::format(
+          "{} needs --spine-oversubscription F (without a spine tier the leaves never limit)",
+          flag));
+    }
+  }
+  o.leaf_nodes = static_cast<int>(args.get_int("--leaf-nodes", 32, 1, 1 << 20));
+  o.rail_optimized =
+      args.get_choice("--rails", "optimized", {"optimized", "single"}) == "optimized";
+}
+
+}  // namespace
 
 OutputRequest read_output_request(const Args& args, const CommandContext& ctx) {
   OutputRequest req;
@@ -39,14 +76,7 @@ OutputRequest read_output_request(const Args& args, const CommandContext& ctx) {
   req.provenance = Provenance{ctx.command_line, req.hardware.name, hardware_hash(req.hardware)};
   req.trace_path = args.get("--trace", "");
   req.network.flow = args.get_choice("--network", "analytical", {"analytical", "flow"}) == "flow";
-  req.network.options.oversubscription = args.get_number("--oversubscription", 1.0, 1e6);
-  if (req.network.options.oversubscription < 1.0) {
-    throw InputError(fmt::format("--oversubscription expects a factor >= 1, got {}",
-                                 req.network.options.oversubscription));
-  }
-  if (args.has("--oversubscription") && !req.network.flow) {
-    throw InputError("--oversubscription needs --network flow");
-  }
+  read_flow_options(args, req.network);
   req.json = args.has("--json");
   return req;
 }

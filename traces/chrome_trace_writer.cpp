@@ -196,18 +196,21 @@ void ChromeTraceRecorder::add_link_counters(const std::vector<LinkRateSample>& s
   network_process_ = true;
   const int pid = program_.world_size();
   for (const auto& s : samples) {
-    json args = json::object();
     for (std::size_t c = 0; c < class_names.size() && c < s.bytes_per_s.size(); ++c) {
-      args[class_names[c]] = s.bytes_per_s[c] * 1e-9;
+      if (class_names[c].empty()) continue;  // no port of this class
+      json e = json::object();
+      e["name"] = link_counter_name(class_names[c]);
+      e["ph"] = "C";
+      e["pid"] = pid;
+      e["ts"] = static_cast<double>(s.time) / 1000.0;
+      e["args"] = json{{"GB/s", s.bytes_per_s[c] * 1e-9}};
+      push_event(s.time, std::move(e));
     }
-    json e = json::object();
-    e["name"] = "bandwidth in use (GB/s)";
-    e["ph"] = "C";
-    e["pid"] = pid;
-    e["ts"] = static_cast<double>(s.time) / 1000.0;
-    e["args"] = std::move(args);
-    push_event(s.time, std::move(e));
   }
+}
+
+std::string link_counter_name(const std::string& link_class) {
+  return link_class + " bandwidth (GB/s, sum over its ports)";
 }
 
 std::vector<json> ChromeTraceRecorder::metadata_events() const {

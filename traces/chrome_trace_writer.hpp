@@ -13,6 +13,9 @@
 //   "s"/"f" per matched transfer t (id = t, cat/name "transfer"): "s" on the sender's stream at
 //     max(send start, transfer start), "f" (bp "e") on the receiver's stream at transfer end - 1 ns
 //     but not before the receive op's start, so both bind to the enclosing op slices;
+//   "C" (flow-level runs) per link class at every rate change: pid = world size (the process
+//     "network (link classes)"), name = link_counter_name(class), args {"GB/s": bandwidth summed
+//     over the class's ports};
 //   "otherData" = TraceMetadata + schema_version + the Program's description.
 #include <cstdint>
 #include <ostream>
@@ -37,6 +40,9 @@ struct TraceMetadata {
   std::string hardware_hash;
 };
 
+// The name of the counter track of one link class ("nvlink", "nic", "uplink", "spine").
+std::string link_counter_name(const std::string& link_class);
+
 class ChromeTraceRecorder {
  public:
   ChromeTraceRecorder(const Program& program, const CommPlan& plan, TraceMetadata metadata);
@@ -47,7 +53,10 @@ class ChromeTraceRecorder {
   // The whole trace as one JSON object {"traceEvents": [...], "displayTimeUnit": "ns",
   // "otherData": {...}}; events sorted by (timestamp, insertion order) for stable output.
   // Counter tracks ("C" events) of the bandwidth in use per link class, in a "network" process
-  // after the ranks; from a flow-level run's Timeline::link_rates.
+  // after the ranks; from a flow-level run's Timeline::link_rates: one track per class named by
+  // link_counter_name, its value ("GB/s") the bytes per second crossing all ports of the class
+  // from that time on (summed over the ports, so its integral over time is the bytes the class
+  // carried). Classes named "" (no port of that class in the network) get no track.
   void add_link_counters(const std::vector<LinkRateSample>& samples,
                          const std::vector<std::string>& class_names);
 

@@ -11,9 +11,9 @@ EngineSignals ChromeTraceObserver::subscribe(const Program& program, const CommP
 
 void ChromeTraceObserver::finished(const Timeline& timeline, const FlowPlan* flows) {
   if (flows != nullptr) {
-    recorder_->add_link_counters(timeline.link_rates,
-                                 std::vector<std::string>(FlowPlan::kLinkClassNames.begin(),
-                                                          FlowPlan::kLinkClassNames.end()));
+    std::vector<std::string> names(FlowPlan::kLinkClassNames.size());
+    for (std::uint8_t c : flows->port_class) names[c] = FlowPlan::kLinkClassNames[c];
+    recorder_->add_link_counters(timeline.link_rates, names);
   }
   std::ostringstream out;
   recorder_->write(out);

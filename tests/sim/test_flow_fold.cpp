@@ -11,6 +11,7 @@
 #include "sim/hardware_profile.hpp"
 #include "sim/run.hpp"
 #include "tests/sim/small_models.hpp"
+#include "tests/sim/spine_tier.hpp"
 
 using namespace meshsim;
 
@@ -33,14 +34,27 @@ double units_on(const GangFlow& g, PortId p) {
 
 using test::small_llama;  // tests/sim/small_models.hpp
 
-Nanos flow_step(const StepPlan& plan, const HardwareProfile& hw, double oversubscription,
+Nanos flow_step(const StepPlan& plan, const HardwareProfile& hw, const FlowOptions& options,
                 bool fold) {
   StepPlan p = plan;
   p.fold_dp = fold;
   p.fold_tp = fold;
   const Program program = build_training_step(small_llama(), p, hw.gpus_per_node);
-  return run_simulation(program, hw, NetworkChoice{true, FlowOptions{oversubscription}})
-      .metrics.makespan;
+  return run_simulation(program, hw, NetworkChoice{true, options}).metrics.makespan;
+}
+
+using test::spine;  // tests/sim/spine_tier.hpp
+
+StepPlan generated_plan(int tp, int pp, int cp, int dp) {
+  StepPlan plan;
+  plan.tp = tp;
+  plan.pp = pp;
+  plan.cp = cp;
+  plan.dp = dp;
+  plan.vp = pp == 2 ? 2 : 1;
+  plan.schedule = pp == 2 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
+  plan.global_batch = std::int64_t{dp} * 2 * pp;
+  return plan;
 }
 
 }  // namespace
@@ -125,14 +139,7 @@ TEST_CASE("folded and unfolded flow-level steps take the same time") {
         for (int dp : {1, 2, 4}) {
           const int world = tp * pp * cp * dp;
           if (world < 2 || world > 32) continue;
-          StepPlan plan;
-          plan.tp = tp;
-          plan.pp = pp;
-          plan.cp = cp;
-          plan.dp = dp;
-          plan.vp = pp == 2 ? 2 : 1;
-          plan.schedule = pp == 2 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
-          plan.global_batch = std::int64_t{dp} * 2 * pp;
+          const StepPlan plan = generated_plan(tp, pp, cp, dp);
           const auto& [gpus, nics] = nodes[static_cast<std::size_t>(compared) % nodes.size()];
           const HardwareProfile hw = node_profile(gpus, nics);
           for (double f : {1.0, 4.0}) {
@@ -148,8 +155,8 @@ TEST_CASE("folded and unfolded flow-level steps take the same time") {
             const Mesh mesh = make_megatron_mesh(tp, cp, dp, pp, gpus);
             if (!flow_folds_exactly(mesh, hw.network, FlowOptions{f}, dims)) continue;
             if (dp > 1 || tp > 1) ++folding;
-            const auto folded = static_cast<double>(flow_step(plan, hw, f, true));
-            const auto unfolded = static_cast<double>(flow_step(plan, hw, f, false));
+            const auto folded = static_cast<double>(flow_step(plan, hw, FlowOptions{f}, true));
+            const auto unfolded = static_cast<double>(flow_step(plan, hw, FlowOptions{f}, false));
             CHECK(folded == doctest::Approx(unfolded).epsilon(1e-6));
           }
           ++compared;
@@ -161,4 +168,65 @@ TEST_CASE("folded and unfolded flow-level steps take the same time") {
   // 39 plans have tp or dp > 1; 7 of them put DP replicas on one node that the DP shift moves to
   // the next node (flow_folds_exactly refuses them), so 32 fold, at both uplink ratios.
   CHECK(folding == 64);
+}
+
+TEST_CASE("leaf groups: DP shifts fold only when they keep every leaf group whole") {
+  const HardwareProfile hw = node_profile(8, 8);
+  // tp 8 x dp 4 (one node per replica), leaves of 4 nodes: the DP shift cycles nodes 0-3 inside
+  // the one group, so every leaf's GPUs map onto one leaf.
+  CHECK(flow_folds_exactly(make_megatron_mesh(8, 1, 4, 1, 8), hw.network, spine(4, 4.0),
+                           {"tp", "dp"}));
+  // tp 8 x dp 4 x pp 2, leaves of 4: each pipeline stage's 4 nodes are one group; still exact.
+  CHECK(flow_folds_exactly(make_megatron_mesh(8, 1, 4, 2, 8), hw.network, spine(4, 4.0),
+                           {"tp", "dp"}));
+  // leaves of 2: the DP shift maps node 1 (group 0) to node 2 (group 1) but node 0 to node 1
+  // (group 0): GPUs under one leaf would land under two, so the run builds every rank.
+  CHECK_FALSE(flow_folds_exactly(make_megatron_mesh(8, 1, 4, 1, 8), hw.network, spine(2, 4.0),
+                                 {"tp", "dp"}));
+  // leaves of 1 node: the DP shift maps leaves onto leaves one to one.
+  CHECK(flow_folds_exactly(make_megatron_mesh(8, 1, 4, 1, 8), hw.network, spine(1, 4.0),
+                           {"tp", "dp"}));
+}
+
+TEST_CASE("with a spine tier, folded and unfolded flow-level steps take the same time") {
+  // The generated plans of the test above (tp {1,2,4,8} x pp {1,2} x cp {1,2} x dp {1,2,4}, 2 to
+  // 32 GPUs) on 8-GPU, 8-NIC nodes under three spine tiers: rail-optimized leaves of 1 node at 4:1
+  // and of 2 nodes at 2:1, single-rail leaves of 1 node at 4:1. Where the shifts keep leaf groups
+  // whole the folded run is the quotient of the unfolded one (same tolerance as above); where
+  // they do not, flow_folds_exactly refuses and meshsim step builds every rank.
+  const HardwareProfile hw = node_profile(8, 8);
+  const std::vector<FlowOptions> tiers{spine(1, 4.0), spine(2, 2.0), spine(1, 4.0, false)};
+  int folding = 0, refused = 0;
+  for (int tp : {1, 2, 4, 8}) {
+    for (int pp : {1, 2}) {
+      for (int cp : {1, 2}) {
+        for (int dp : {2, 4}) {
+          const int world = tp * pp * cp * dp;
+          if (world > 32) continue;
+          const StepPlan plan = generated_plan(tp, pp, cp, dp);
+          std::vector<std::string> dims{"dp"};
+          if (folds_tp(plan, 8)) dims.emplace_back("tp");
+          const Mesh mesh = make_megatron_mesh(tp, cp, dp, pp, 8);
+          for (const auto& o : tiers) {
+            CAPTURE(tp);
+            CAPTURE(pp);
+            CAPTURE(cp);
+            CAPTURE(dp);
+            CAPTURE(o.leaf_nodes);
+            CAPTURE(o.rail_optimized);
+            if (!flow_folds_exactly(mesh, hw.network, o, dims)) {
+              ++refused;
+              continue;
+            }
+            ++folding;
+            const auto folded = static_cast<double>(flow_step(plan, hw, o, true));
+            const auto unfolded = static_cast<double>(flow_step(plan, hw, o, false));
+            CHECK(folded == doctest::Approx(unfolded).epsilon(1e-6));
+          }
+        }
+      }
+    }
+  }
+  CHECK(folding > 0);
+  CHECK(refused > 0);  // e.g. tp 8 x dp 4 on leaves of 2 nodes (the test above)
 }

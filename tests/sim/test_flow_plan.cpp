@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <utility>
 
+#include "schedules/model_catalog.hpp"
 #include "schedules/step_plan.hpp"
 #include "schedules/training_step.hpp"
 #include "sim/comm_plan.hpp"
@@ -14,6 +16,7 @@
 #include "sim/network_analytical.hpp"
 #include "sim/run.hpp"
 #include "tests/sim/small_models.hpp"
+#include "tests/sim/spine_tier.hpp"
 
 using namespace meshsim;
 
@@ -154,14 +157,13 @@ struct StepTimes {
   bool shared = false;  // some port carried two gangs at once in the flow run
 };
 
-StepTimes step_times(const GeneratedStep& g, double oversubscription) {
+StepTimes step_times(const GeneratedStep& g, const FlowOptions& options) {
   const TransformerModel m = small_llama();
   check_step_plan(m, g.plan);
   const Program p = build_training_step(m, g.plan, g.hw.gpus_per_node);
   StepTimes t;
   t.analytical = run_simulation(p, g.hw).metrics.makespan;
-  const SimulationResult flow =
-      run_simulation(p, g.hw, NetworkChoice{true, FlowOptions{oversubscription}});
+  const SimulationResult flow = run_simulation(p, g.hw, NetworkChoice{true, options});
   t.flow = flow.metrics.makespan;
   t.shared = ports_shared(*flow.flows, flow.timeline);
   return t;
@@ -397,7 +399,7 @@ TEST_CASE("generated step plans: flow and analytical agree within 1% where no po
     CAPTURE(g.plan.dp);
     CAPTURE(g.plan.vp);
     CAPTURE(g.hw.gpus_per_node);
-    const StepTimes t = step_times(g, 1.0);
+    const StepTimes t = step_times(g, FlowOptions{});
     const auto analytical = static_cast<double>(t.analytical);
     const auto flow = static_cast<double>(t.flow);
     // The DP ring of one GPU per node (tp fills the node, no pp, no cp) meets no other traffic:
@@ -431,8 +433,53 @@ TEST_CASE("generated step plans: with oversubscribed uplinks flow is never faste
     CAPTURE(g.plan.dp);
     CAPTURE(g.plan.vp);
     CAPTURE(g.hw.gpus_per_node);
-    const StepTimes t = step_times(g, 4.0);
+    const StepTimes t = step_times(g, FlowOptions{4.0});
     // never faster, up to each gang's nanosecond rounding
     CHECK(static_cast<double>(t.flow) >= static_cast<double>(t.analytical) * (1 - 1e-4));
   }
+}
+
+TEST_CASE("generated step plans: with an oversubscribed spine flow is never faster") {
+  // Rail-optimized leaves of 1 node at 4:1 (every inter-node hop crosses the spine) and single-rail
+  // leaves of 2 nodes at 8:1, on 8-GPU and 4-GPU nodes with a NIC per GPU.
+  const auto steps = generated_steps({{8, 8}, {4, 4}});
+  for (const auto& [leaf, f, rails] : {std::tuple{1, 4.0, true}, std::tuple{2, 8.0, false}}) {
+    const FlowOptions o = test::spine(leaf, f, rails);
+    for (const auto& g : steps) {
+      if (world_size(g.plan) <= g.hw.gpus_per_node) continue;  // one node: no spine crossed
+      CAPTURE(g.plan.tp);
+      CAPTURE(g.plan.pp);
+      CAPTURE(g.plan.cp);
+      CAPTURE(g.plan.dp);
+      CAPTURE(g.plan.vp);
+      CAPTURE(g.hw.gpus_per_node);
+      CAPTURE(leaf);
+      const StepTimes t = step_times(g, o);
+      CHECK(static_cast<double>(t.flow) >= static_cast<double>(t.analytical) * (1 - 1e-4));
+    }
+  }
+}
+
+TEST_CASE("llama3-8b on 64 GPUs, tp 1 dp 64: a DP ring across small leaves is slower than 1:1") {
+  // 8 nodes of 8 GPUs; the DP ring runs 8 channels, channel c crossing every node boundary on
+  // rail c. With leaves of 1 node each crossing goes up the spine: at F = 2 a leaf's spine uplink
+  // carries NIC / 2, so the DP all-reduce's bandwidth term about doubles and the step is slower.
+  // With leaves of 2 nodes at 2:1 the crossing leaf's uplink carries 2 x NIC / 2 = one channel's
+  // NIC rate: no slower than 1:1 (a ring crosses each leaf boundary once per channel).
+  const TransformerModel model = *builtin_model("llama3-8b");
+  StepPlan plan;
+  plan.tp = 1;
+  plan.dp = 64;
+  plan.global_batch = 128;
+  plan.fold_dp = false;
+  plan.fold_tp = false;
+  check_step_plan(model, plan);
+  const HardwareProfile hw = load_hardware("h100-sxm");
+  const Program p = build_training_step(model, plan, hw.gpus_per_node);
+  const auto step = [&](int leaf, double f) {
+    return run_simulation(p, hw, NetworkChoice{true, test::spine(leaf, f)}).metrics.makespan;
+  };
+  const Nanos flat = step(32, 1.0);
+  CHECK(step(1, 2.0) > flat);
+  CHECK(step(2, 2.0) == flat);
 }
