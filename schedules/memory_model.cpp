@@ -88,6 +88,11 @@ void fill_state(StageMemory& st, const MemoryPlan& plan, std::span<const std::in
 
 }  // namespace
 
+std::int64_t layer_linear_parameters_tp(const TransformerModel& m, std::int64_t t) {
+  const std::int64_t h = m.hidden, kv = m.kv_hidden(), f = m.ffn_hidden;
+  return (2 * h * h + 2 * h * kv + (m.gated_mlp ? 3 : 2) * h * f) / t;
+}
+
 std::int64_t layer_parameters_tp(const TransformerModel& m, std::int64_t t) {
   const std::int64_t h = m.hidden, kv = m.kv_hidden(), f = m.ffn_hidden;
   const std::int64_t matrices = 2 * h * h + 2 * h * kv + (m.gated_mlp ? 3 : 2) * h * f;
@@ -298,12 +303,16 @@ ActivationTerms activation_terms(const TransformerModel& m, const MemoryPlan& pl
   const double sp = plan.sequence_parallel ? t : 1.0;
   const double sbh = s * b * h;
 
+  // The linears' saved inputs: e, or the quantized format's bytes (q) with a low precision.
+  const double q = quant_element_bytes(linear_format(plan.precision));
+  const double lin = q > 0 ? q : e;
   // Kept whole (divided by t with sequence parallelism): 2 norm inputs, QKV input, MLP-up input,
   // 2 dropout masks.
-  const double whole = 2 * e * sbh + e * sbh + e * sbh + (m.dropout ? 2 * kMaskBytes * sbh : 0);
-  // Divided by t: Q, K, V, projection input, MLP activation inputs and down input.
-  const double mlp = (m.gated_mlp ? 3 : 2) * e * s * b * f;
-  const double split = e * sbh + 2 * e * s * b * kv + e * sbh + mlp;
+  const double whole = 2 * e * sbh + lin * sbh + lin * sbh + (m.dropout ? 2 * kMaskBytes * sbh : 0);
+  // Divided by t: Q, K, V, projection input (and its quantized copy), MLP activation inputs and
+  // down input.
+  const double mlp = (m.gated_mlp ? 2 : 1) * e * s * b * f + lin * s * b * f;
+  const double split = e * sbh + 2 * e * s * b * kv + e * sbh + q * sbh + mlp;
   // Attention core, divided by t (heads split).
   const double core = plan.attention_core == AttentionCore::flash
                           ? kFp32Bytes * a * s * b / t
@@ -413,6 +422,12 @@ MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& 
       units.push_back(st.parameters - before);
     }
     fill_state(st, plan, units, optimizer_shards);
+    if (plan.precision != Precision::bf16 && plan.sharding.zero < 3) {
+      int layers = 0;
+      for (const int l : st.chunk_layers) layers += l;
+      st.quantized_weights = 2.0 * quant_element_bytes(linear_format(plan.precision)) *
+                             dbl(layers * layer_linear_parameters_tp(model, t));
+    }
     if (st.expert_parameters > 0) {
       // The experts' optimizer state shards over the expert-data-parallel group instead.
       const double experts = dbl(st.expert_parameters);
@@ -469,6 +484,7 @@ json to_json(const MemoryEstimate& est) {
         {"total", st.total()},
     };
     if (st.unsharded > 0) stage["unsharded"] = st.unsharded;
+    if (st.quantized_weights > 0) stage["quantized_weights"] = st.quantized_weights;
     if (st.expert_parameters > 0) {
       stage["expert_parameters"] = st.expert_parameters;
       stage["moe_buffers"] = st.moe_buffers;

@@ -23,6 +23,7 @@
 #include "tools/moe_flags.hpp"
 #include "tools/moe_report.hpp"
 #include "tools/output_file.hpp"
+#include "tools/precision_flag.hpp"
 #include "tools/run_report.hpp"
 #include "tools/sharding_flags.hpp"
 #include "tools/simulate_outputs.hpp"
@@ -63,6 +64,7 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   j["cp_rotate"] = to_string(p.kv_rotation);
   j["recompute"] = to_string(p.recompute);
   j["attention"] = to_string(p.attention);
+  if (p.precision != Precision::bf16) j["precision"] = to_string(p.precision);
   j["distributed_optimizer"] = p.distributed_optimizer;
   if (p.sharding.zero >= 2) j["sharding"] = describe_sharding(p.sharding);
   j["overlap_param_gather"] = p.overlap_param_gather;
@@ -155,6 +157,7 @@ std::vector<OptionSpec> step_options() {
        "simulate every rank (default: only tp index 0 and dp index 0 are built, TP and DP "
        "collectives timed for the whole group)"},
   };
+  specs.push_back(precision_option());
   for (auto& o : sharding_options()) specs.push_back(std::move(o));
   for (auto& o : moe_options()) specs.push_back(std::move(o));
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
@@ -265,6 +268,10 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out, std::
       args.get_choice("--recompute", "none", {"none", "selective", "full", "selective-op"}));
   p.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
+  p.precision = *parse_precision(
+      args.get_choice("--precision", "bf16",
+                      {"bf16", "fp8-delayed", "fp8-current", "fp8-blockwise", "mxfp8", "nvfp4"}));
+  check_precision_hardware(p.precision, out.hardware, "--precision");
   p.distributed_optimizer = args.has("--distributed-optimizer");
   p.overlap_param_gather = args.has("--overlap-param-gather");
   read_sharding(args, p);
@@ -389,6 +396,15 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
           : (p.distributed_optimizer ? "distributed optimizer" : "replicated optimizer"),
       p.cp > 1 ? fmt::format(", CP {} / {}", to_string(p.cp_variant), to_string(p.kv_rotation))
                : "");
+  if (p.precision != Precision::bf16) {
+    s += fmt::format(
+        "  precision {}: QKV, projection and MLP GEMMs in {} on the {} peak {:.0f} TFLOP/s\n",
+        to_string(p.precision), to_string(linear_format(p.precision)),
+        quant_uses_fp4(linear_format(p.precision)) ? "FP4" : "FP8",
+        (quant_uses_fp4(linear_format(p.precision)) ? out.hardware.fp4_flops
+                                                    : out.hardware.fp8_flops) /
+            1e12);
+  }
   if (model.moe) s += moe_lines(model, p, moe_breakdown(model, p, result, b));
   s += fmt::format("step time      {:.6f} s\n", step_s);
   s += fmt::format("tokens/s       {:.1f}\n", tokens_per_s);
@@ -413,6 +429,12 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
     s += fmt::format(
         "  (total includes ZeRO-3 / FSDP unsharded unit buffers: {:.2f} GB on pipeline rank {})\n",
         mem.stages[static_cast<std::size_t>(mem.peak_rank)].unsharded / 1e9, mem.peak_rank);
+  }
+  if (const double qw = mem.stages[static_cast<std::size_t>(mem.peak_rank)].quantized_weights;
+      qw > 0) {
+    s += fmt::format(
+        "  (total includes the quantized weight copies: {:.2f} GB on pipeline rank {})\n", qw / 1e9,
+        mem.peak_rank);
   }
   if (mem.split.uneven) s += fmt::format("layer split    {}\n", mem.split.rule);
   s += fmt::format(

@@ -24,6 +24,7 @@
 #include "tools/field_flags.hpp"
 #include "tools/model_flag.hpp"
 #include "tools/output_file.hpp"
+#include "tools/precision_flag.hpp"
 #include "tools/sharding_flags.hpp"
 #include "tools/simulation.hpp"
 #include "tools/sweep.hpp"
@@ -183,6 +184,7 @@ std::vector<OptionSpec> sweep_options() {
        "('tp4 pp2 cp1 vp1 mbs1 1f1b'; a field left out is its list's single value): the rule it "
        "breaks with its numbers, or its memory and simulated step"},
   };
+  specs.push_back(precision_option());
   for (auto& o : sharding_options()) specs.push_back(std::move(o));
   return specs;
 }
@@ -223,6 +225,7 @@ PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
   base.distributed_optimizer = args.has("--distributed-optimizer");
   read_sharding(args, base);
+  read_precision(args, hw, base);
   base.sequence_parallel = !args.has("--no-sequence-parallel");
   return lists;
 }
@@ -305,10 +308,13 @@ void print_sweep(std::ostream& out, const std::vector<SweepRow>& rows,
   const std::string cluster = lists.gpus % hw.gpus_per_node == 0
                                   ? fmt::format("{} x {}", lists.gpus / hw.gpus_per_node, hw.name)
                                   : hw.name;
-  out << fmt::format("sweep: {} on {} ({} GPUs), seq {}, global batch {} sequences{}\n", model.name,
-                     cluster, lists.gpus, lists.base.seq, lists.base.global_batch,
+  out << fmt::format("sweep: {} on {} ({} GPUs), seq {}, global batch {} sequences{}{}\n",
+                     model.name, cluster, lists.gpus, lists.base.seq, lists.base.global_batch,
                      lists.base.sharding.zero >= 2
                          ? ", every plan with sharding " + describe_sharding(lists.base.sharding)
+                         : "",
+                     lists.base.precision != Precision::bf16
+                         ? fmt::format(", every plan in {}", to_string(lists.base.precision))
                          : "");
   out << fmt::format("{} combinations, {} valid plans, {} OOM, {} simulated\n", space.combinations,
                      space.plans.size(), oom, best.size());
