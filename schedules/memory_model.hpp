@@ -123,7 +123,8 @@ struct LayerLayout {
   bool operator==(const LayerLayout&) const = default;
 };
 // Layers per global stage of `shape` (pp = shape.stages, chunks_of(shape) chunks per rank): the
-// layout when given, else split_layers(layers, pp x chunks). InputError naming the flag
+// layout when given (schedules/layer_layout.cpp), else split_layers(layers, pp x chunks).
+// InputError naming the flag
 // (`layers_per_stage`, `decoder_first_pipeline_num_layers`, ...) when the layout does not fit.
 LayerSplit split_layers(int layers, const PipelineShape& shape, const LayerLayout& layout);
 

@@ -1,5 +1,7 @@
 #include "tools/precision_flag.hpp"
 
+#include <fmt/format.h>
+
 namespace meshsim {
 
 OptionSpec precision_option() {
@@ -15,6 +17,16 @@ void read_precision(const Args& args, const HardwareProfile& hardware, StepPlan&
       args.get_choice("--precision", "bf16",
                       {"bf16", "fp8-delayed", "fp8-current", "fp8-blockwise", "mxfp8", "nvfp4"}));
   check_precision_hardware(plan.precision, hardware, "--precision");
+}
+
+std::string precision_line(const StepPlan& plan, const HardwareProfile& hardware) {
+  if (plan.precision == Precision::bf16) return "";
+  const QuantFormat f = linear_format(plan.precision);
+  const bool fp4 = quant_uses_fp4(f);
+  return fmt::format(
+      "  precision {}: QKV, projection and MLP GEMMs in {} on the {} peak {:.0f} TFLOP/s\n",
+      to_string(plan.precision), to_string(f), fp4 ? "FP4" : "FP8",
+      (fp4 ? hardware.fp4_flops : hardware.fp8_flops) / 1e12);
 }
 
 }  // namespace meshsim

@@ -38,3 +38,17 @@ TEST_CASE("--precision: an unknown name lists the recipes; missing tensor cores 
                                          "has no FP8 tensor cores"),
                        InputError);
 }
+
+TEST_CASE("--precision: the step's line names the format and the peak it runs at") {
+  const HardwareProfile b200 = load_hardware("b200");
+  StepPlan p;
+  CHECK(precision_line(p, b200).empty());  // bf16: the output says nothing (unchanged)
+  p.precision = Precision::nvfp4;
+  // B200's dense FP4 peak: 9,000 TFLOP/s (NVIDIA's HGX B200 datasheet, sim/builtin_hardware.cpp).
+  CHECK(precision_line(p, b200) ==
+        "  precision nvfp4: QKV, projection and MLP GEMMs in nvfp4 on the FP4 peak 9000 TFLOP/s\n");
+  p.precision = Precision::fp8_blockwise;
+  CHECK(precision_line(p, b200) ==
+        "  precision fp8-blockwise: QKV, projection and MLP GEMMs in fp8_block on the FP8 peak "
+        "4500 TFLOP/s\n");
+}
