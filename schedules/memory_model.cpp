@@ -86,7 +86,22 @@ void fill_state(StageMemory& st, const MemoryPlan& plan, std::span<const std::in
   st.unsharded = unsharded_unit_bytes(sh, units, st.parameters, kActivationBytes);
 }
 
+// StageMemory::quantized_weights: TE's row- and column-wise quantized copies of the linear
+// weights of the rank's layers (none under ZeRO-3 / FSDP, which frees gathered weights).
+double quantized_weight_bytes(const TransformerModel& m, const MemoryPlan& plan,
+                              std::span<const int> chunk_layers) {
+  if (plan.precision == Precision::bf16 || plan.sharding.zero >= 3) return 0;
+  const int layers = std::accumulate(chunk_layers.begin(), chunk_layers.end(), 0);
+  return 2.0 * quant_element_bytes(linear_format(plan.precision)) *
+         dbl(layers * layer_linear_parameters_tp(m, plan.tp));
+}
+
 }  // namespace
+
+std::int64_t layer_linear_parameters_tp(const TransformerModel& m, std::int64_t t) {
+  const std::int64_t h = m.hidden, kv = m.kv_hidden(), f = m.ffn_hidden;
+  return (2 * h * h + 2 * h * kv + (m.gated_mlp ? 3 : 2) * h * f) / t;
+}
 
 std::int64_t layer_parameters_tp(const TransformerModel& m, std::int64_t t) {
   const std::int64_t h = m.hidden, kv = m.kv_hidden(), f = m.ffn_hidden;
@@ -148,104 +163,6 @@ LayerSplit split_layers(int layers, int stages) {
   return split;
 }
 
-namespace {
-
-LayerSplit given_split(int layers, std::vector<int> per_stage, std::string rule) {
-  LayerSplit split;
-  split.layers = std::move(per_stage);
-  split.uneven = std::adjacent_find(split.layers.begin(), split.layers.end(),
-                                    std::not_equal_to<>()) != split.layers.end();
-  split.first = split.layers.front();
-  split.last = split.layers.back();
-  split.middle = split.layers.size() > 2 ? split.layers[1] : split.first;
-  split.rule = fmt::format("{} layers over {} pipeline stages, {}: {}", layers, split.layers.size(),
-                           rule, fmt::join(split.layers, ","));
-  return split;
-}
-
-// --layers-per-stage: the list as given, checked.
-LayerSplit listed_split(int layers, int stages, const LayerLayout& layout) {
-  const std::vector<int>& list = layout.layers_per_stage;
-  if (layout.decoder_first_pipeline_num_layers || layout.decoder_last_pipeline_num_layers) {
-    throw InputError(
-        "`layers_per_stage` cannot be combined with `decoder_first_pipeline_num_layers` or "
-        "`decoder_last_pipeline_num_layers`: it already gives every stage's layers");
-  }
-  if (std::ssize(list) != stages) {
-    throw InputError(fmt::format(
-        "`layers_per_stage` has {} entries, the plan has {} global pipeline stages (pp x chunks "
-        "per rank): one entry per stage, in model order",
-        list.size(), stages));
-  }
-  for (std::size_t g = 0; g < list.size(); ++g) {
-    if (list[g] < 0) {
-      throw InputError(fmt::format(
-          "`layers_per_stage` entry {} is {}: a stage holds 0 or more layers", g, list[g]));
-    }
-  }
-  const long long sum = std::accumulate(list.begin(), list.end(), 0LL);
-  if (sum != layers) {
-    throw InputError(
-        fmt::format("`layers_per_stage` sums to {}, the model has {} layers", sum, layers));
-  }
-  return given_split(layers, list, "as listed (layers_per_stage)");
-}
-
-// Megatron's --decoder-first/last-pipeline-num-layers: per pipeline rank, then per chunk.
-LayerSplit first_last_split(int layers, const PipelineShape& shape, const LayerLayout& layout) {
-  const int p = shape.stages, v = chunks_of(shape);
-  std::vector<int> per_rank(static_cast<std::size_t>(p), -1);
-  int rest = layers, ranks_left = p;
-  const auto take = [&](const std::optional<int>& given, int rank, std::string_view field) {
-    if (!given) return;
-    if (*given < 0) {
-      throw InputError(fmt::format("`{}` must be at least 0 (got {})", field, *given));
-    }
-    if (per_rank[static_cast<std::size_t>(rank)] >= 0) {
-      throw InputError(fmt::format(
-          "`{}` needs `pp` >= 2 when both the first and the last rank's layers are given", field));
-    }
-    per_rank[static_cast<std::size_t>(rank)] = *given;
-    rest -= *given;
-    --ranks_left;
-  };
-  take(layout.decoder_first_pipeline_num_layers, 0, "decoder_first_pipeline_num_layers");
-  take(layout.decoder_last_pipeline_num_layers, p - 1, "decoder_last_pipeline_num_layers");
-  if (rest < 0 || (ranks_left == 0 && rest != 0) || (ranks_left > 0 && rest % ranks_left != 0)) {
-    throw InputError(fmt::format(
-        "`decoder_first_pipeline_num_layers` / `decoder_last_pipeline_num_layers` leave {} of "
-        "the model's {} layers for the {} other pipeline ranks: they must share them evenly "
-        "(Megatron-Core's rule)",
-        rest, layers, ranks_left));
-  }
-  std::vector<int> per_stage(static_cast<std::size_t>(p * v), 0);
-  for (int r = 0; r < p; ++r) {
-    int& n = per_rank[static_cast<std::size_t>(r)];
-    if (n < 0) n = rest / ranks_left;
-    if (n % v != 0) {
-      throw InputError(fmt::format(
-          "pipeline rank {} would hold {} layers, not divisible over its {} chunks (`vp`): "
-          "Megatron splits a rank's layers evenly over its virtual stages",
-          r, n, v));
-    }
-    for (int c = 0; c < v; ++c) {
-      per_stage[static_cast<std::size_t>(global_stage(shape, r, c))] = n / v;
-    }
-  }
-  return given_split(layers, std::move(per_stage),
-                     "Megatron's decoder_first/last_pipeline_num_layers");
-}
-
-}  // namespace
-
-LayerSplit split_layers(int layers, const PipelineShape& shape, const LayerLayout& layout) {
-  const int stages = shape.stages * chunks_of(shape);
-  if (layout.empty()) return split_layers(layers, stages);
-  if (layers < 1) throw InputError(fmt::format("layers must be at least 1 (got {})", layers));
-  if (!layout.layers_per_stage.empty()) return listed_split(layers, stages, layout);
-  return first_last_split(layers, shape, layout);
-}
-
 void check_memory_plan(const TransformerModel& model, const MemoryPlan& plan) {
   require_positive(plan.tp, "tp");
   require_positive(plan.pp, "pp");
@@ -298,12 +215,16 @@ ActivationTerms activation_terms(const TransformerModel& m, const MemoryPlan& pl
   const double sp = plan.sequence_parallel ? t : 1.0;
   const double sbh = s * b * h;
 
+  // The linears' saved inputs: e, or the quantized format's bytes (q) with a low precision.
+  const double q = quant_element_bytes(linear_format(plan.precision));
+  const double lin = q > 0 ? q : e;
   // Kept whole (divided by t with sequence parallelism): 2 norm inputs, QKV input, MLP-up input,
   // 2 dropout masks.
-  const double whole = 2 * e * sbh + e * sbh + e * sbh + (m.dropout ? 2 * kMaskBytes * sbh : 0);
-  // Divided by t: Q, K, V, projection input, MLP activation inputs and down input.
-  const double mlp = (m.gated_mlp ? 3 : 2) * e * s * b * f;
-  const double split = e * sbh + 2 * e * s * b * kv + e * sbh + mlp;
+  const double whole = 2 * e * sbh + lin * sbh + lin * sbh + (m.dropout ? 2 * kMaskBytes * sbh : 0);
+  // Divided by t: Q, K, V, projection input (and its quantized copy), MLP activation inputs and
+  // down input.
+  const double mlp = (m.gated_mlp ? 2 : 1) * e * s * b * f + lin * s * b * f;
+  const double split = e * sbh + 2 * e * s * b * kv + e * sbh + q * sbh + mlp;
   // Attention core, divided by t (heads split).
   const double core = plan.attention_core == AttentionCore::flash
                           ? kFp32Bytes * a * s * b / t
@@ -413,6 +334,7 @@ MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& 
       units.push_back(st.parameters - before);
     }
     fill_state(st, plan, units, optimizer_shards);
+    st.quantized_weights = quantized_weight_bytes(model, plan, st.chunk_layers);
     if (st.expert_parameters > 0) {
       // The experts' optimizer state shards over the expert-data-parallel group instead.
       const double experts = dbl(st.expert_parameters);
@@ -469,6 +391,7 @@ json to_json(const MemoryEstimate& est) {
         {"total", st.total()},
     };
     if (st.unsharded > 0) stage["unsharded"] = st.unsharded;
+    if (st.quantized_weights > 0) stage["quantized_weights"] = st.quantized_weights;
     if (st.expert_parameters > 0) {
       stage["expert_parameters"] = st.expert_parameters;
       stage["moe_buffers"] = st.moe_buffers;

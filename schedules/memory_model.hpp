@@ -24,6 +24,12 @@
 //     S = seq the keys per query (S = s without CP: 5as²b); without dropout only e·a·s·S·b;
 //   `flash` (FlashAttention, which ring attention uses: the s x S scores never exist): the fp32
 //     log-sum-exp 4·a·s·b (the output O is the projection input, already counted).
+// Low precision (MemoryPlan::precision, TE's Linear / LayerNormLinear saving their quantized
+// input for the weight gradient, q = quant_element_bytes of the recipe's format): the QKV and
+// MLP-up inputs (norm outputs, only the linears use them) and the MLP-down input (the activation's
+// output) are kept as q bytes per element instead of e; the projection input stays e·sbh (the
+// attention core's output O, which its backward reads) and its quantized copy q·sbh is added.
+// Selective-op and full recompute keep their bf16 terms.
 // With MHA, f = 4h, dropout and sequence parallelism this is sbh(34 + 5as/h)/t, the paper's tensor
 // + sequence parallel formula (without SP: sbh(10 + 24/t + 5as/(ht))); Megatron-LM's
 // theoretical_memory_usage.py uses the same 18 + 4f/h per sbh (selective recompute).
@@ -51,6 +57,7 @@
 
 #include "schedules/model_catalog.hpp"
 #include "schedules/pipeline_orders.hpp"
+#include "schedules/precision.hpp"
 #include "schedules/ring_attention.hpp"
 #include "schedules/sharding.hpp"
 
@@ -116,7 +123,8 @@ struct LayerLayout {
   bool operator==(const LayerLayout&) const = default;
 };
 // Layers per global stage of `shape` (pp = shape.stages, chunks_of(shape) chunks per rank): the
-// layout when given, else split_layers(layers, pp x chunks). InputError naming the flag
+// layout when given (schedules/layer_layout.cpp), else split_layers(layers, pp x chunks).
+// InputError naming the flag
 // (`layers_per_stage`, `decoder_first_pipeline_num_layers`, ...) when the layout does not fit.
 LayerSplit split_layers(int layers, const PipelineShape& shape, const LayerLayout& layout);
 
@@ -135,6 +143,9 @@ struct MemoryPlan {
   bool distributed_optimizer = false;  // ZeRO-1: optimizer state sharded over dp x cp
   ShardingPlan sharding;               // ZeRO-2/3, FSDP, HSDP (schedules/sharding.hpp)
   AttentionCore attention_core = AttentionCore::flash;
+  // Low-precision linears (schedules/precision.hpp): their saved inputs quantized and, without
+  // ZeRO-3 / FSDP, the cached quantized weight copies (StageMemory::quantized_weights).
+  Precision precision = Precision::bf16;
   KvRotation kv_rotation = KvRotation::p2p;
   LayerLayout layout;  // layers per stage given by the user (empty: split_layers' rule)
   // Micro-batch-level recompute (StepPlan::num_microbatches_with_partial_activation_checkpoints):
@@ -159,6 +170,8 @@ void check_memory_plan(const TransformerModel& model, const MemoryPlan& plan);
 // column-parallel linears (QKV, MLP gate/up) split over t; the row-parallel biases (projection,
 // MLP down) and the norms replicated.
 std::int64_t layer_parameters_tp(const TransformerModel& m, std::int64_t t);
+// The weights of a layer's linears (attention and MLP matrices) on one tensor-parallel rank.
+std::int64_t layer_linear_parameters_tp(const TransformerModel& m, std::int64_t t);
 
 // Per-layer and per-stage activation terms of one microbatch on one rank (bytes; see the top).
 struct ActivationTerms {
@@ -195,9 +208,14 @@ struct StageMemory {
   double cp_buffers = 0;
   double workspace = 0;
   double unsharded = 0;  // ZeRO-3 / FSDP unsharded unit buffers (schedules/sharding.hpp)
+  // Low precision: TE's cached quantized weights, a row-wise and a column-wise copy (Hopper's
+  // transpose, or the second block-scaling direction) of every linear weight of the rank's
+  // layers, 2 x quant_element_bytes per parameter; 0 under ZeRO-3 / FSDP (the gathered weights
+  // are freed, and cast again, after each use).
+  double quantized_weights = 0;
   double total() const {
     return weights + gradients + optimizer + activations + recompute_working + cp_buffers +
-           moe_buffers + workspace + unsharded;
+           moe_buffers + workspace + unsharded + quantized_weights;
   }
 };
 

@@ -13,7 +13,9 @@ std::string StepBuilder::describe(const TransformerModel& m, const StepPlan& p) 
              step_seq(m, p), to_string(p.schedule), to_string(p.cp_variant),
              to_string(p.kv_rotation), to_string(p.recompute), p.distributed_optimizer,
              p.sequence_parallel, p.fold_dp, p.fold_tp && p.tp > 1) +
-         (p.sharding.zero > 0 ? " sharding=" + describe_sharding(p.sharding) : "");
+         (p.sharding.zero > 0 ? " sharding=" + describe_sharding(p.sharding) : "") +
+         (p.precision != Precision::bf16 ? fmt::format(" precision={}", to_string(p.precision))
+                                         : "");
 }
 
 Program StepBuilder::build() && {
@@ -106,12 +108,14 @@ void StepBuilder::finish_rank() {
   // Gradient clipping's global norm (Megatron-LM's get_grad_norm_fp32: a multi-tensor L2 norm over
   // the rank's fp32 main gradients, one read of 4 bytes per parameter; the scaling by the clip
   // coefficient runs only when the norm exceeds the threshold, and is not modelled).
+  update_fp8_scales();
   const KernelCall norm{KernelKind::elementwise, DType::fp32, VectorShape{shard, 1}, {}, {},
                         ElementwiseFn::none};
   last_compute_ = builder_.add(rank_, compute_, "grad norm",
                                OpLabels{Phase::optimizer, -1, -1, -1, -1}, norm, take_waits());
   kernel("optimizer step", Phase::optimizer, -1, -1, -1, KernelKind::optimizer_update,
          VectorShape{shard});
+  precompute_fsdp_scales();
   if (dist && !p_.overlap_param_gather && !shards_parameters(p_.sharding)) {
     for (std::size_t b = 0; b < bucket_bytes_.size(); ++b) {
       // Updated bf16 parameters: the bucket's fp32 grad bytes / 2 (4-byte grads, 2-byte params).
@@ -155,8 +159,10 @@ std::int64_t StepBuilder::chunk_params(int stage) const {
 }
 
 OpId StepBuilder::kernel(std::string name, Phase phase, int layer, int mb, int chunk,
-                         KernelKind kind, KernelShape shape, ElementwiseFn fn, int step) {
+                         KernelKind kind, KernelShape shape, ElementwiseFn fn, int step,
+                         QuantFormat quant) {
   KernelCall call{kind, p_.dtype, std::move(shape), {}, {}, fn};
+  call.quant = quant;
   last_compute_ =
       builder_.add(rank_, compute_, std::move(name), OpLabels{phase, layer, mb, step, chunk},
                    std::move(call), take_waits());
@@ -215,6 +221,7 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
   Ctx c{-1, mb, chunk, Phase::fwd};
   if (work == PipeWork::forward) {
     const bool first_forward = forwards_[static_cast<std::size_t>(chunk)]++ == 0;
+    first_forward_ = first_forward;
     begin_unit_pass(stage);
     if (stage == 0) {
       gather_unit(c, stage, 0, 1);

@@ -69,6 +69,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
     const ParameterCount pc = count_parameters(model);
     // TP shard of one layer: matrices (and their biases, approximately) / t, norms whole.
     layer_params_ = (pc.attention + pc.mlp) / t_ + pc.norms;
+    layer_linear_params_ = (pc.attention + pc.mlp) / t_;
     const std::int64_t vocab_shard = (model.vocab + t_ - 1) / t_;
     embedding_params_ =
         vocab_shard * model.hidden +
@@ -108,7 +109,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   }
 
   OpId kernel(std::string name, Phase phase, int layer, int mb, int chunk, KernelKind kind,
-              KernelShape shape, ElementwiseFn fn = ElementwiseFn::none, int step = -1);
+              KernelShape shape, ElementwiseFn fn = ElementwiseFn::none, int step = -1,
+              QuantFormat quant = QuantFormat::none);
 
   // A collective on tp_comm: waits for the last compute kernel (and whatever the next kernel
   // waits for, e.g. a received activation). -1 when t = 1.
@@ -139,29 +141,31 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   // The op names of a layer ("qkv", "recompute mlp up", ...), made once per name.
   const TpNames& tp_names(const std::string& what);
 
-  // One rank's layer: column n = out / t, k = in; row n = out, k = in / t; W stored [k, n].
-  TpLayerEmitter tp_layer(const Ctx& c, bool column, std::int64_t n, std::int64_t k);
+  // One rank's layer: column n = out / t, k = in; row n = out, k = in / t; W stored [k, n]. Its
+  // GEMMs in the plan's precision, but for the output head (`what` "head"), which stays bf16.
+  TpLayerEmitter tp_layer(const Ctx& c, bool column, std::int64_t n, std::int64_t k,
+                          const std::string& what);
 
   void column_forward(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k) {
-    tp_layer(c, true, n, k).forward(*this, {}, tp_names(what), c.phase);
+    tp_layer(c, true, n, k, what).forward(*this, {}, tp_names(what), c.phase);
   }
   void row_forward(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k) {
-    tp_layer(c, false, n, k).forward(*this, {}, tp_names(what), c.phase);
+    tp_layer(c, false, n, k, what).forward(*this, {}, tp_names(what), c.phase);
   }
   // with_wgrad false: B of a split backward (the wgrad comes in W).
   void column_backward(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k,
                        bool with_wgrad) {
-    tp_layer(c, true, n, k).backward(*this, {}, tp_names(what), with_wgrad);
+    tp_layer(c, true, n, k, what).backward(*this, {}, tp_names(what), with_wgrad);
   }
   void row_backward(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k,
                     bool with_wgrad) {
-    tp_layer(c, false, n, k).backward(*this, {}, tp_names(what), with_wgrad);
+    tp_layer(c, false, n, k, what).backward(*this, {}, tp_names(what), with_wgrad);
   }
   void column_wgrad(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k) {
-    tp_layer(c, true, n, k).wgrad(*this, {}, tp_names(what));
+    tp_layer(c, true, n, k, what).wgrad(*this, {}, tp_names(what));
   }
   void row_wgrad(const Ctx& c, const std::string& what, std::int64_t n, std::int64_t k) {
-    tp_layer(c, false, n, k).wgrad(*this, {}, tp_names(what));
+    tp_layer(c, false, n, k, what).wgrad(*this, {}, tp_names(what));
   }
 
   // ---- attention: one causal block, or the CP ring of schedules/ring_emitter
@@ -322,6 +326,21 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
 
   void flush_buckets();
 
+  // ---- low-precision linears (StepPlan::precision; step_precision.cpp) --------------------------
+  // The TP layer's quantization fields for layer `what` (none for the head).
+  void quantize_spec(TpLayerSpec& spec, const Ctx& c, const std::string& what) const;
+  // Delayed scaling, once per step before the optimizer: the amax all-reduce of the rank's FP8
+  // tensors and the scale update over their histories.
+  void update_fp8_scales();
+  // FP8 tensors of the rank's linears (input, weight, output gradient of each).
+  std::int64_t fp8_tensors() const;
+  // Whether FSDP all-gathers unit u (a layer) with its linear weights quantized, and that gather:
+  // the cast of the rank's shard on the gather stream; returns the all-gather's bytes.
+  bool gathers_quantized_unit(int stage, int u) const;
+  std::int64_t quantized_unit_gather(const Ctx& c, int u);
+  // torchtitan's per-step amax of the FP8 weights for the next step's quantized all-gathers.
+  void precompute_fsdp_scales();
+
   // ---- ZeRO-2/3, FSDP, HSDP (step_sharding.cpp) -------------------------------------------------
   // The shard group (dp x cp / hsdp ranks) and, under HSDP, the replicate group of this rank.
   void begin_sharding(const Mesh& mesh, int rank);
@@ -381,7 +400,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   ProgramBuilder builder_;
   StreamId compute_ = 0, tp_comm_ = 0, cp_comm_ = 0, dp_comm_ = 0, gather_comm_ = -1;
   std::int64_t seq_ = 0, tokens_ = 0, local_tokens_ = 0, e_ = 2, msg_bytes_ = 0;
-  std::int64_t layer_params_ = 0, embedding_params_ = 0, head_params_ = 0, vocab_shard_ = 0;
+  std::int64_t layer_params_ = 0, layer_linear_params_ = 0, embedding_params_ = 0, head_params_ = 0,
+               vocab_shard_ = 0;
   std::vector<int> layer_begin_;
   RingAttentionConfig ring_;
   // Per-rank state.
@@ -406,7 +426,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   std::vector<int> wgrad_passes_;
   std::vector<std::vector<OpId>> param_gathers_;  // [chunk][bucket], overlap_param_gather
   std::vector<int> forwards_;                     // forward passes emitted per chunk
-  int shard_size_ = 1;                            // ranks of the shard group
+  bool first_forward_ = false;  // the forward being emitted is its chunk's first of the step
+  int shard_size_ = 1;          // ranks of the shard group
   GroupId shard_group_ = 0, replicate_group_ = -1;
   std::vector<OpId> unit_gathers_;  // this pass's all-gather per unit (-1: not issued)
   std::vector<bool> unit_waited_;

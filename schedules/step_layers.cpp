@@ -31,7 +31,8 @@ const TpNames& StepBuilder::tp_names(const std::string& what) {
   return tp_names_.emplace(what, std::move(n)).first->second;
 }
 
-TpLayerEmitter StepBuilder::tp_layer(const Ctx& c, bool column, std::int64_t n, std::int64_t k) {
+TpLayerEmitter StepBuilder::tp_layer(const Ctx& c, bool column, std::int64_t n, std::int64_t k,
+                                     const std::string& what) {
   tp_ctx_ = c;
   TpLayerSpec spec;
   spec.column = column;
@@ -44,6 +45,7 @@ TpLayerEmitter StepBuilder::tp_layer(const Ctx& c, bool column, std::int64_t n, 
   spec.tensors = false;
   spec.w_out_major = false;
   spec.dtype = p_.dtype;
+  quantize_spec(spec, c, what);
   return TpLayerEmitter(spec);
 }
 
@@ -158,8 +160,9 @@ void StepBuilder::layer_forward(const Ctx& c) {
 void StepBuilder::recompute_selective_op(const Ctx& c) {
   const std::string pre = "recompute ";
   const auto gemm = [&](const std::string& name, std::int64_t n, std::int64_t k) {
+    // In the plan's precision: the recomputed matmul reads the saved quantized input.
     kernel(pre + name, Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::gemm,
-           GemmShape{tokens_, n, k});
+           GemmShape{tokens_, n, k}, ElementwiseFn::none, -1, linear_format(p_.precision));
   };
   norm(c, pre + "attn norm", Phase::bwd);
   gemm("k gemm", m_.kv_hidden() / t_, m_.hidden);

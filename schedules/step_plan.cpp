@@ -49,8 +49,11 @@ std::int64_t estimated_ops(const TransformerModel& model, const StepPlan& plan, 
   // Residual adds and their backward: 8 (2 forward, up to 4 backward, 2 when recomputed). A
   // materialized attention core adds its GEMMs and score kernels (3 forward, 5 backward, 3 more
   // when recomputed).
-  const std::int64_t per_layer =
-      48 + 8 * std::int64_t{plan.cp} + (plan.attention == AttentionCore::materialized ? 12 : 0);
+  // Low-precision linears add up to 6 casts and amax passes per linear forward and backward, and
+  // as many again when recomputed (48).
+  const std::int64_t per_layer = 48 + 8 * std::int64_t{plan.cp} +
+                                 (plan.attention == AttentionCore::materialized ? 12 : 0) +
+                                 (plan.precision != Precision::bf16 ? 48 : 0);
   const std::int64_t layers_per_rank = max_layers_per_rank(model, plan);
   // An MoE layer adds: router, top-k, aux loss, permutes, up to 8 dispatcher collectives forward
   // and backward, 6 GEMMs per local expert (up, down; dgrad, wgrad of each), shared experts.
@@ -116,6 +119,7 @@ MemoryPlan memory_plan(const StepPlan& plan) {
   m.sharding = plan.sharding;
   m.kv_rotation = plan.kv_rotation;
   m.attention_core = plan.attention;
+  m.precision = plan.precision;
   m.layout = plan.layout;
   m.whole_microbatches = plan.num_microbatches_with_partial_activation_checkpoints;
   m.ep = plan.moe.ep;

@@ -10,6 +10,7 @@
 #include "schedules/model_catalog.hpp"
 #include "schedules/moe_plan.hpp"
 #include "schedules/pipeline_orders.hpp"
+#include "schedules/precision.hpp"
 #include "schedules/ring_attention.hpp"
 #include "sim/dtype.hpp"
 #include "sim/step_metrics.hpp"
@@ -55,6 +56,9 @@ struct StepPlan {
   // dropout over the b x a x s x s scores, which are also kept for the backward); cp 1 only.
   AttentionCore attention = AttentionCore::flash;
   DType dtype = DType::bf16;
+  // The linears' low-precision recipe (schedules/precision.hpp): the QKV, projection and MLP GEMMs
+  // of every layer (not the embedding or the head) with their casts, amax and scale updates.
+  Precision precision = Precision::bf16;
   int dp_buckets = 4;  // DP gradient buckets per chunk, reduced as the backward releases them
   // Layers per global stage given by the user (--decoder-first/last-pipeline-num-layers,
   // --layers-per-stage; memory_model.hpp); empty: split_layers' even / uneven rule.

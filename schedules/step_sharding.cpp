@@ -69,8 +69,9 @@ void StepBuilder::begin_unit_pass(int stage) {
 OpId StepBuilder::issue_gather(const Ctx& c, int stage, int u) {
   std::vector<OpId> deps;
   if (last_compute_ >= 0) deps.push_back(last_compute_);
-  const CollectiveCall call{CollectiveKind::all_gather, shard_group_, unit_params(stage, u) * e_,
-                            p_.dtype};
+  const std::int64_t bytes =
+      gathers_quantized_unit(stage, u) ? quantized_unit_gather(c, u) : unit_params(stage, u) * e_;
+  const CollectiveCall call{CollectiveKind::all_gather, shard_group_, bytes, p_.dtype};
   return builder_.add(rank_, gather_comm_, fmt::format("fsdp all-gather c{} unit {}", c.chunk, u),
                       OpLabels{c.phase, c.layer, c.mb, -1, c.chunk}, call, std::move(deps));
 }

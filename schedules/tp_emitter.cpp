@@ -1,5 +1,7 @@
 #include "schedules/tp_emitter.hpp"
 
+#include <cmath>
+
 namespace meshsim {
 
 OpId TpLayerEmitter::gemm(TpEmitHost& host, const std::string& name, Phase phase, GemmShape shape,
@@ -8,15 +10,19 @@ OpId TpLayerEmitter::gemm(TpEmitHost& host, const std::string& name, Phase phase
     in.clear();
     out.clear();
   }
-  return host.tp_kernel(
-      name, phase, KernelCall{KernelKind::gemm, s_.dtype, shape, std::move(in), std::move(out)});
+  KernelCall call{KernelKind::gemm, s_.dtype, shape, std::move(in), std::move(out)};
+  call.quant = s_.quant;
+  return host.tp_kernel(name, phase, std::move(call));
 }
 
 OpId TpLayerEmitter::collective(TpEmitHost& host, const std::string& name, Phase phase,
-                                CollectiveKind kind, SlotId in, SlotId out) const {
+                                CollectiveKind kind, SlotId in, SlotId out,
+                                double element_bytes) const {
   const std::int64_t features = s_.column ? s_.k : s_.n;
-  return host.tp_collective(name, phase, kind, s_.tokens * features * dtype_bytes(s_.dtype),
-                            s_.tensors ? in : -1, s_.tensors ? out : -1);
+  const std::int64_t bytes =
+      element_bytes > 0 ? std::llround(static_cast<double>(s_.tokens * features) * element_bytes)
+                        : s_.tokens * features * dtype_bytes(s_.dtype);
+  return host.tp_collective(name, phase, kind, bytes, s_.tensors ? in : -1, s_.tensors ? out : -1);
 }
 
 // Y [T, n] = X [T, k] W^T (W stored [n, k]) or X W (W stored [k, n]).
@@ -58,16 +64,22 @@ void TpLayerEmitter::bias_op(TpEmitHost& host, const std::string& name, Phase ph
 void TpLayerEmitter::forward(TpEmitHost& host, const TpTensors& t, const TpNames& names,
                              Phase phase) const {
   const bool sp = s_.sequence_parallel && s_.comm;
+  cast_weight(host, phase);
   if (s_.column) {
     // The forward needs all of X: gather the T/t-row shards, then wait.
-    if (sp) {
+    if (sp && quantized()) {
+      host.tp_wait(quantized_gather(host, s_.what + " x", names.x_gather, phase, s_.k, 2));
+    } else if (sp) {
       host.tp_wait(
           collective(host, names.x_gather, phase, CollectiveKind::all_gather, t.x, t.x_total));
+    } else if (quantized()) {
+      quantize(host, s_.what + " x", phase, s_.tokens * s_.k, 2);
     }
     forward_gemm(host, names.fwd_gemm, phase, t.x_total, t.w, t.y);
     bias_op(host, names.bias_add, phase, ElementwiseFn::bias_add, s_.tokens, t.y, t.b, t.y);
     return;
   }
+  if (quantized()) quantize(host, s_.what + " x", phase, s_.tokens * s_.k, 2);
   forward_gemm(host, names.fwd_gemm, phase, t.x, t.w, t.y_partial);
   if (s_.comm) {
     // Sum the partial products: on the critical path, the host waits.
@@ -93,10 +105,13 @@ void TpLayerEmitter::backward(TpEmitHost& host, const TpTensors& t, const TpName
 void TpLayerEmitter::column_backward(TpEmitHost& host, const TpTensors& t, const TpNames& names,
                                      bool with_wgrad) const {
   const bool sp = s_.sequence_parallel && s_.comm;
+  // dY in the quantized format, row-wise for the dgrad and column-wise for the wgrad GEMM.
+  if (quantized()) quantize(host, s_.what + " dy", Phase::bwd, s_.tokens * s_.n, 2);
   OpId gather = -1;
   if (sp && with_wgrad) {
+    // The saved quantized X shards (or bf16 ones, cast again below, when TE gathers in bf16).
     gather = collective(host, names.x_gather_bwd, Phase::bwd, CollectiveKind::all_gather, t.x,
-                        t.x_total);
+                        t.x_total, gathered_bytes());
     if (s_.sync) host.tp_wait(gather);
   }
   dgrad_gemm(host, names.dgrad_gemm, t.dy, t.w, t.dx_partial);
@@ -112,6 +127,9 @@ void TpLayerEmitter::column_backward(TpEmitHost& host, const TpTensors& t, const
     bias_op(host, names.bias_grad, Phase::wgrad, ElementwiseFn::bias_grad, s_.tokens, t.dy_total,
             t.db, t.db);
     if (!s_.sync) host.tp_wait(gather);  // dW needs the gathered X
+    if (sp && quantized() && !s_.gather_quantized) {
+      quantize(host, s_.what + " x", Phase::bwd, s_.tokens * s_.k, 1);
+    }
     wgrad_gemm(host, names.wgrad_gemm, t.dy_total, t.x_total, t.dw);
   }
   if (!s_.sync) host.tp_wait(reduce);  // dX is complete for whatever runs next
@@ -119,10 +137,15 @@ void TpLayerEmitter::column_backward(TpEmitHost& host, const TpTensors& t, const
 
 void TpLayerEmitter::row_backward(TpEmitHost& host, const TpTensors& t, const TpNames& names,
                                   bool with_wgrad) const {
-  if (s_.sequence_parallel && s_.comm) {
+  const bool sp = s_.sequence_parallel && s_.comm;
+  if (sp && quantized()) {
+    host.tp_wait(quantized_gather(host, s_.what + " dy", names.dy_gather, Phase::bwd, s_.n, 2));
+  } else if (sp) {
     // The backward of the reduce-scatter: gather dY's T/t-row shards before anything uses it.
     host.tp_wait(collective(host, names.dy_gather, Phase::bwd, CollectiveKind::all_gather, t.dy,
                             t.dy_total));
+  } else if (quantized()) {
+    quantize(host, s_.what + " dy", Phase::bwd, s_.tokens * s_.n, 2);
   }
   dgrad_gemm(host, names.dgrad_gemm, t.dy_total, t.w, t.dx);
   if (!with_wgrad) return;
@@ -134,7 +157,10 @@ void TpLayerEmitter::row_backward(TpEmitHost& host, const TpTensors& t, const Tp
 void TpLayerEmitter::wgrad(TpEmitHost& host, const TpTensors& t, const TpNames& names) const {
   if (s_.column && s_.sequence_parallel && s_.comm) {
     host.tp_wait(collective(host, names.x_gather_wgrad, Phase::wgrad, CollectiveKind::all_gather,
-                            t.x, t.x_total));
+                            t.x, t.x_total, gathered_bytes()));
+    if (quantized() && !s_.gather_quantized) {
+      quantize(host, s_.what + " x", Phase::wgrad, s_.tokens * s_.k, 1);
+    }
   }
   wgrad_gemm(host, names.wgrad_gemm, t.dy_total, s_.column ? t.x_total : t.x, t.dw);
 }

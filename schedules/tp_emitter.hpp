@@ -42,6 +42,16 @@ struct TpLayerSpec {
   bool tensors = true;      // slots in kernel calls and collectives
   bool w_out_major = true;  // W stored [n, k] (PyTorch's [out, in]); false: [k, n]
   DType dtype = DType::bf16;
+  // Low-precision linears (schedules/precision.hpp; without tensors only): the GEMMs' operands in
+  // `quant`, each quantized by a cast (a `copy` with the format) before its GEMM — X in the
+  // forward, dY in the backward (row- and column-wise: the dgrad and the wgrad GEMM each use one),
+  // W when cast_weight; sequence-parallel all-gathers send the quantized tensor when
+  // gather_quantized (else bf16, cast after the gather). none: every GEMM in dtype.
+  QuantFormat quant = QuantFormat::none;
+  bool amax_pass = false;        // an amax read of the tensor before each cast (current scaling)
+  bool gather_quantized = true;  // SP all-gathers of X and dY send the quantized tensor
+  bool cast_weight = false;      // this forward casts W (else TE's cached quantized copy)
+  std::string what;              // the layer's name: its casts are "<what> x cast", ...
 };
 
 class TpEmitHost {
@@ -71,8 +81,9 @@ class TpLayerEmitter {
  private:
   OpId gemm(TpEmitHost& host, const std::string& name, Phase phase, GemmShape shape,
             std::vector<SlotId> in, std::vector<SlotId> out) const;
+  // element_bytes > 0: the tensor is sent in a quantized format of that many bytes per element.
   OpId collective(TpEmitHost& host, const std::string& name, Phase phase, CollectiveKind kind,
-                  SlotId in, SlotId out) const;
+                  SlotId in, SlotId out, double element_bytes = 0) const;
   OpId forward_gemm(TpEmitHost& host, const std::string& name, Phase phase, SlotId x, SlotId w,
                     SlotId y) const;
   void dgrad_gemm(TpEmitHost& host, const std::string& name, SlotId dy, SlotId w, SlotId dx) const;
@@ -83,6 +94,24 @@ class TpLayerEmitter {
                        bool with_wgrad) const;
   void row_backward(TpEmitHost& host, const TpTensors& t, const TpNames& names,
                     bool with_wgrad) const;
+  // ---- low-precision casts (tp_emitter_quant.cpp) ----
+  bool quantized() const { return s_.quant != QuantFormat::none; }
+  // Bytes per element of a saved X re-gathered for the weight gradient: the quantized format's
+  // when TE gathers it quantized, else 0 (dtype).
+  double gathered_bytes() const {
+    return quantized() && s_.gather_quantized ? quant_element_bytes(s_.quant) : 0;
+  }
+  // An amax pass (amax_pass) and the cast of `elements` elements into `copies` quantized copies.
+  void quantize(TpEmitHost& host, const std::string& name, Phase phase, std::int64_t elements,
+                std::int32_t copies) const;
+  // The forward's cast of W (n x k, row- and column-wise) when cast_weight.
+  void cast_weight(TpEmitHost& host, Phase phase) const;
+  // A sequence-parallel all-gather of a [T, features] tensor whose T/t-row shard this rank holds,
+  // quantized first (TE: with current scaling the shards' amaxes are all-reduced over the TP
+  // group so that every shard uses one scale) or, when !gather_quantized, gathered in dtype and
+  // cast after; returns the gather the next kernel must wait for (-1 when it already waited).
+  OpId quantized_gather(TpEmitHost& host, const std::string& name, const std::string& gather_name,
+                        Phase phase, std::int64_t features, std::int32_t copies) const;
 
   TpLayerSpec s_;
 };

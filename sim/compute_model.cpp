@@ -38,6 +38,16 @@ DType math_dtype(const KernelCall& call) {
   }
 }
 
+// The peak the call's arithmetic runs at: a quantized GEMM on the FP8 or FP4 tensor cores
+// (HardwareProfile::fp8_flops / fp4_flops, 0 when the GPU has none), else math_dtype's. The
+// quantize (a copy) is memory-bound and has no FLOPs.
+double math_peak(const HardwareProfile& hw, const KernelCall& call) {
+  if (call.kind == KernelKind::gemm && call.quant != QuantFormat::none) {
+    return quant_uses_fp4(call.quant) ? hw.fp4_flops : hw.fp8_flops;
+  }
+  return hw.peak_flops[static_cast<std::size_t>(math_dtype(call))];
+}
+
 }  // namespace
 
 std::string efficiency_key(const KernelCall& call) {
@@ -50,7 +60,14 @@ double compute_seconds(const HardwareProfile& hw, const KernelCall& call) {
   const double bytes = kernel_bytes(call);
   double math = 0;
   if (flops > 0) {
-    const double peak = hw.peak_flops[static_cast<std::size_t>(math_dtype(call))];
+    const double peak = math_peak(hw, call);
+    if (peak <= 0 && call.quant != QuantFormat::none) {
+      throw InputError(
+          fmt::format("hardware profile '{}' has no {} tensor cores (peak_tflops.{}) "
+                      "for a {} GEMM",
+                      hw.name, quant_uses_fp4(call.quant) ? "FP4" : "FP8",
+                      quant_uses_fp4(call.quant) ? "fp4" : "fp8", to_string(call.quant)));
+    }
     const double rate = peak * compute_efficiency(hw, call, flops);
     MESHSIM_CHECK(rate > 0, fmt::format("hardware profile '{}' has no {} compute rate", hw.name,
                                         to_string(math_dtype(call))));

@@ -153,7 +153,9 @@ double kernel_bytes(const KernelCall& call) {
       // read dY, W, X; write dX; read and write dW
       return e * (m * n + k * n + m * k + m * k + 2.0 * k * n);
     }
-    return e * (m * k + k * n + (g->accumulate ? 2.0 : 1.0) * m * n);
+    // Quantized A and B (scales included) and C in the call's dtype.
+    const double q = call.quant == QuantFormat::none ? e : quant_element_bytes(call.quant);
+    return q * (m * k + k * n) + e * (g->accumulate ? 2.0 : 1.0) * m * n;
   }
   if (const auto* a = std::get_if<AttentionShape>(&call.shape)) {
     const double b = static_cast<double>(a->batch), d = static_cast<double>(a->head_dim);
@@ -178,6 +180,12 @@ double kernel_bytes(const KernelCall& call) {
   switch (call.kind) {
     case KernelKind::accumulate:
       return 3.0 * n * e;  // read x, read y, write y
+    case KernelKind::copy:
+      if (call.quant != QuantFormat::none) {
+        // A quantize: read x in dtype, write operands - 1 quantized copies (scales included).
+        return n * (e + static_cast<double>(v.operands - 1) * quant_element_bytes(call.quant));
+      }
+      return n * (static_cast<double>(v.operands) * e + static_cast<double>(v.mask_bytes));
     case KernelKind::optimizer_update:
       // Adam over fp32 master weights (Megatron-LM's mixed-precision optimizer step with a fused
       // Adam, then the master copied into the model's weight): read the fp32 gradient; read and

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/dtype.hpp"
+#include "sim/quant_format.hpp"
 
 namespace meshsim {
 
@@ -89,6 +90,12 @@ struct KernelCall {
   std::vector<SlotId> inputs;
   std::vector<SlotId> outputs;
   ElementwiseFn fn = ElementwiseFn::none;
+  // Low-precision operands (sim/quant_format.hpp). gemm: A and B are stored in `quant` (its
+  // element bytes) and multiplied on the FP8 / FP4 tensor cores, C stays in `dtype`. copy: a
+  // quantize, reading its input in `dtype` and writing VectorShape::operands - 1 quantized copies
+  // (1: row-wise; 2: row- and column-wise, the transposed copy Hopper's FP8 GEMMs need for the
+  // backward, or MXFP8's second scaling direction). Other kinds: none.
+  QuantFormat quant = QuantFormat::none;
   bool operator==(const KernelCall&) const = default;
 };
 

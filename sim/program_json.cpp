@@ -46,6 +46,7 @@ ojson kernel_to_json(const KernelCall& k) {
   j["inputs"] = k.inputs;
   j["outputs"] = k.outputs;
   if (k.fn != ElementwiseFn::none) j["fn"] = to_string(k.fn);
+  if (k.quant != QuantFormat::none) j["quant"] = to_string(k.quant);
   return j;
 }
 
@@ -125,10 +126,20 @@ KernelCall kernel_from_json(const JsonField& f) {
     if (!parsed_fn) fn.fail("none, bias_add, bias_grad, relu or gelu");
     k.fn = *parsed_fn;
   }
+  if (f.has("quant")) {
+    const JsonField quant = f["quant"];
+    const auto parsed_quant = parse_quant_format(quant.as_string());
+    if (!parsed_quant) quant.fail("none, fp8, fp8_block, mxfp8 or nvfp4");
+    if (*parsed_quant != QuantFormat::none && k.kind != KernelKind::gemm &&
+        k.kind != KernelKind::copy) {
+      quant.fail("none: only gemm and copy kernels take a quantized format");
+    }
+    k.quant = *parsed_quant;
+  }
   const bool row_accumulate = k.kind == KernelKind::accumulate && f.has("attention");
   switch (row_accumulate ? 1 : expected_shape_index(k.kind)) {
     case 0: {
-      f.expect_keys({"kind", "dtype", "gemm", "inputs", "outputs", "fn"});
+      f.expect_keys({"kind", "dtype", "gemm", "inputs", "outputs", "fn", "quant"});
       const JsonField g = f["gemm"];
       g.expect_keys({"m", "n", "k", "trans_a", "trans_b", "accumulate"});
       k.shape = GemmShape{g["m"].as_int(0, kMaxBytes), g["n"].as_int(0, kMaxBytes),
@@ -137,7 +148,7 @@ KernelCall kernel_from_json(const JsonField& f) {
       break;
     }
     case 1: {
-      f.expect_keys({"kind", "dtype", "attention", "inputs", "outputs", "fn"});
+      f.expect_keys({"kind", "dtype", "attention", "inputs", "outputs", "fn", "quant"});
       const JsonField a = f["attention"];
       a.expect_keys({"batch", "heads_q", "heads_kv", "head_dim", "mask", "q", "k"});
       AttentionShape s;
@@ -155,8 +166,8 @@ KernelCall kernel_from_json(const JsonField& f) {
       break;
     }
     default:
-      f.expect_keys(
-          {"kind", "dtype", "elements", "operands", "mask_bytes", "inputs", "outputs", "fn"});
+      f.expect_keys({"kind", "dtype", "elements", "operands", "mask_bytes", "inputs", "outputs",
+                     "fn", "quant"});
       VectorShape v{f["elements"].as_int(0, kMaxBytes)};
       if (f.has("operands")) v.operands = to_int(f["operands"], 1, kMaxVectorOperands);
       if (f.has("mask_bytes")) v.mask_bytes = to_int(f["mask_bytes"], 0, 8);

@@ -19,10 +19,12 @@
 #include "sim/step_metrics.hpp"
 #include "sim/time.hpp"
 #include "tools/commands.hpp"
+#include "tools/memory_report.hpp"
 #include "tools/model_flag.hpp"
 #include "tools/moe_flags.hpp"
 #include "tools/moe_report.hpp"
 #include "tools/output_file.hpp"
+#include "tools/precision_flag.hpp"
 #include "tools/run_report.hpp"
 #include "tools/sharding_flags.hpp"
 #include "tools/simulate_outputs.hpp"
@@ -63,6 +65,7 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   j["cp_rotate"] = to_string(p.kv_rotation);
   j["recompute"] = to_string(p.recompute);
   j["attention"] = to_string(p.attention);
+  if (p.precision != Precision::bf16) j["precision"] = to_string(p.precision);
   j["distributed_optimizer"] = p.distributed_optimizer;
   if (p.sharding.zero >= 2) j["sharding"] = describe_sharding(p.sharding);
   j["overlap_param_gather"] = p.overlap_param_gather;
@@ -155,6 +158,7 @@ std::vector<OptionSpec> step_options() {
        "simulate every rank (default: only tp index 0 and dp index 0 are built, TP and DP "
        "collectives timed for the whole group)"},
   };
+  specs.push_back(precision_option());
   for (auto& o : sharding_options()) specs.push_back(std::move(o));
   for (auto& o : moe_options()) specs.push_back(std::move(o));
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
@@ -265,6 +269,7 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out, std::
       args.get_choice("--recompute", "none", {"none", "selective", "full", "selective-op"}));
   p.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
+  read_precision(args, out.hardware, p);
   p.distributed_optimizer = args.has("--distributed-optimizer");
   p.overlap_param_gather = args.has("--overlap-param-gather");
   read_sharding(args, p);
@@ -389,6 +394,7 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
           : (p.distributed_optimizer ? "distributed optimizer" : "replicated optimizer"),
       p.cp > 1 ? fmt::format(", CP {} / {}", to_string(p.cp_variant), to_string(p.kv_rotation))
                : "");
+  s += precision_line(p, out.hardware);
   if (model.moe) s += moe_lines(model, p, moe_breakdown(model, p, result, b));
   s += fmt::format("step time      {:.6f} s\n", step_s);
   s += fmt::format("tokens/s       {:.1f}\n", tokens_per_s);
@@ -396,25 +402,7 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
       "MFU            {:.2f} % (model FLOPs {:.4g} per token, causal attention); "
       "{:.2f} % counting full attention as papers do\n",
       100.0 * mfu, training_flops_per_token(model, seq), 100.0 * r.eval.mfu_full_attention);
-  s += fmt::format("memory         peak {:.2f} GB on pipeline rank {} of {:.2f} GB: {}\n",
-                   mem.peak_bytes / 1e9, mem.peak_rank, mem.capacity_bytes / 1e9,
-                   mem.oom ? "OOM (does not fit; timed anyway)" : "fits");
-  s += "  pp rank  layers     weights  gradients  optimizer  activations  recompute  cp bufs  "
-       "total GB\n";
-  for (const auto& st : mem.stages) {
-    s += fmt::format(
-        "  {:>7}  {:>6}  {:>10.2f}  {:>9.2f}  {:>9.2f}  {:>11.2f}  {:>9.2f}  {:>7.2f}  "
-        "{:>8.2f}\n",
-        st.rank, fmt::join(st.chunk_layers, "+"), st.weights / 1e9, st.gradients / 1e9,
-        st.optimizer / 1e9, st.activations / 1e9, st.recompute_working / 1e9, st.cp_buffers / 1e9,
-        st.total() / 1e9);
-  }
-  if (mem.stages.front().unsharded > 0) {
-    s += fmt::format(
-        "  (total includes ZeRO-3 / FSDP unsharded unit buffers: {:.2f} GB on pipeline rank {})\n",
-        mem.stages[static_cast<std::size_t>(mem.peak_rank)].unsharded / 1e9, mem.peak_rank);
-  }
-  if (mem.split.uneven) s += fmt::format("layer split    {}\n", mem.split.rule);
+  s += memory_text(mem);
   s += fmt::format(
       "time per rank  compute {:.6f} s, exposed comm: tp {:.6f} s, cp {:.6f} s, {}pp {:.6f} s, dp "
       "{:.6f} s; bubble/idle {:.6f} s (mean over simulated ranks)\n",

@@ -25,6 +25,7 @@
 #include "tools/field_flags.hpp"
 #include "tools/model_flag.hpp"
 #include "tools/output_file.hpp"
+#include "tools/precision_flag.hpp"
 #include "tools/sharding_flags.hpp"
 #include "tools/simulation.hpp"
 #include "tools/sweep.hpp"
@@ -190,6 +191,7 @@ std::vector<OptionSpec> sweep_options() {
        "('tp4 pp2 cp1 vp1 mbs1 1f1b'; a field left out is its list's single value): the rule it "
        "breaks with its numbers, or its memory and simulated step"},
   };
+  specs.push_back(precision_option());
   for (auto& o : sharding_options()) specs.push_back(std::move(o));
   return specs;
 }
@@ -248,6 +250,7 @@ PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
   base.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
   read_sweep_sharding(args, defaults, lists);
+  read_precision(args, hw, base);
   base.sequence_parallel = !args.has("--no-sequence-parallel");
   return lists;
 }
@@ -328,9 +331,12 @@ std::string shared_settings(const PlanLists& lists) {
   const std::string sharding = shardings.size() == 1
                                    ? describe_sharding(only)
                                    : fmt::format("{} (searched)", list_text(shardings));
-  return fmt::format("sharding {}, recompute {}", sharding,
+  return fmt::format("sharding {}, recompute {}{}", sharding,
                      recomputes.size() == 1 ? std::string(to_string(recomputes.front()))
-                                            : list_text(recomputes) + " (searched)");
+                                            : list_text(recomputes) + " (searched)",
+                     lists.base.precision != Precision::bf16
+                         ? fmt::format(", precision {}", to_string(lists.base.precision))
+                         : "");
 }
 
 // The text report: the cluster and workload, the plan counts, the rejection rules, the top plans

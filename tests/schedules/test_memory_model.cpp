@@ -341,3 +341,46 @@ TEST_CASE("memory model: torchtitan's selective-op recompute and FSDP2 state (ll
   // in bf16 + the largest's bf16 gradient and fp32 reduce-scatter input (6 bytes).
   CHECK(st.unsharded == doctest::Approx((525'340'672.0 + 525'336'576.0) * 2 + 525'340'672.0 * 6));
 }
+
+TEST_CASE("memory model: FP8 linears save their inputs in FP8 and keep FP8 weight copies") {
+  // llama3-8b, tp 2 with SP, mbs 1, seq 4096, no recompute. s b = 4096, h = 4096, f = 14336,
+  // e = 2, q = 1 (per-tensor FP8). Per layer the QKV and MLP-up inputs (whole / sp = / 2) lose
+  // (e - q) s b h each, the MLP-down input (/ t) (e - q) s b f, and the projection input gains its
+  // FP8 copy q s b h / t:
+  //   -(2 · 4096 · 4096) / 2 - 4096 · 14336 / 2 + 4096 · 4096 / 2 = -37,748,736 bytes.
+  const TransformerModel m = *builtin_model("llama3-8b");
+  MemoryPlan p;
+  p.tp = 2;
+  p.seq = 4096;
+  const ActivationTerms bf16 = activation_terms(m, p);
+  p.precision = Precision::fp8_delayed;
+  const ActivationTerms fp8 = activation_terms(m, p);
+  CHECK(fp8.layer_none - bf16.layer_none == -37'748'736.0);
+  CHECK(fp8.layer_stored - bf16.layer_stored == -37'748'736.0);
+  // MXFP8's q = 1 + 1/32 keeps 1/32 byte more per quantized element:
+  // (-2·4096·4096/2 - 4096·14336/2 + 4096·4096/2) + (1/32)(2·4096·4096/2 + 4096·14336/2 +
+  // 4096·4096/2)
+  p.precision = Precision::mxfp8;
+  const double saved = 2 * 4096.0 * 4096 / 2 + 4096.0 * 14336 / 2 + 4096.0 * 4096 / 2;
+  CHECK(activation_terms(m, p).layer_none - bf16.layer_none ==
+        doctest::Approx(-37'748'736.0 + saved / 32));
+
+  // Weights: a row-wise and a column-wise FP8 copy of every linear weight of the rank's 32 layers,
+  // (2 h^2 + 2 h kv + 3 h f) / t = (2·4096² + 2·4096·1024 + 3·4096·14336) / 2 = 109,051,904 each.
+  p.precision = Precision::fp8_delayed;
+  const MemoryEstimate est = estimate_memory(m, p, with_memory(80e9));
+  CHECK(layer_linear_parameters_tp(m, 2) == 109'051'904);
+  CHECK(est.stages.at(0).quantized_weights == 2.0 * 32 * 109'051'904);
+  p.precision = Precision::bf16;
+  const MemoryEstimate base = estimate_memory(m, p, with_memory(80e9));
+  CHECK(base.stages.at(0).quantized_weights == 0.0);
+  CHECK(est.peak_bytes - base.peak_bytes ==
+        doctest::Approx(2.0 * 32 * 109'051'904 + 32 * -37'748'736.0));
+  CHECK(to_json(base).dump().find("quantized_weights") == std::string::npos);
+  // Under FSDP the gathered weights are freed after use: no cached copies.
+  p.precision = Precision::fp8_current;
+  p.distributed_optimizer = true;
+  p.sharding.zero = 3;
+  p.sharding.fsdp = true;
+  CHECK(estimate_memory(m, p, with_memory(80e9)).stages.at(0).quantized_weights == 0.0);
+}

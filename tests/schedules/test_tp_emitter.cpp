@@ -4,45 +4,14 @@
 #include <vector>
 
 #include "schedules/tp_emitter.hpp"
+#include "tests/schedules/recording_tp_host.hpp"
 
 using namespace meshsim;
 
 namespace {
 
-struct RecordingHost final : TpEmitHost {
-  struct Call {
-    std::string name;
-    std::vector<OpId> waits;  // what a kernel waited for
-    std::int64_t bytes = 0;   // collectives
-    GemmShape gemm;
-  };
-  std::vector<Call> calls;
-  std::vector<OpId> pending;
-
-  OpId tp_kernel(std::string name, Phase, KernelCall call) override {
-    Call c{std::move(name), pending, 0, {}};
-    if (const auto* g = std::get_if<GemmShape>(&call.shape)) c.gemm = *g;
-    calls.push_back(std::move(c));
-    pending.clear();
-    return static_cast<OpId>(calls.size() - 1);
-  }
-  OpId tp_collective(std::string name, Phase, CollectiveKind, std::int64_t bytes, SlotId,
-                     SlotId) override {
-    calls.push_back({std::move(name), {}, bytes, {}});
-    return static_cast<OpId>(calls.size() - 1);
-  }
-  void tp_wait(OpId op) override {
-    if (op >= 0) pending.push_back(op);
-  }
-  std::vector<std::string> names() const {
-    std::vector<std::string> n;
-    for (const auto& c : calls) n.push_back(c.name);
-    return n;
-  }
-};
-
-const TpNames kNames{"fwd",  "dgrad", "wgrad", "bias add", "bias grad", "xg",   "xg bwd",
-                     "xg w", "dyg",   "y rs",  "y ar",     "dx rs",     "dx ar"};
+using test::kNames;
+using test::RecordingHost;
 
 TpLayerSpec column_spec(bool sp, bool sync) {
   TpLayerSpec s;

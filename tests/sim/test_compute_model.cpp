@@ -151,3 +151,34 @@ TEST_CASE(
   CHECK(meshsim::compute_seconds(hw, c) ==
         doctest::Approx(meshsim::kernel_flops(c) / (peak * 0.8)));
 }
+
+TEST_CASE("compute model: an FP8 GEMM runs at the profile's FP8 peak, NVFP4 at the FP4 peak") {
+  const auto hw = meshsim::load_hardware("h100-sxm");
+  // A large, compute-bound GEMM: time = launch + FLOPs / (peak x efficiency), the same efficiency
+  // (looked up by FLOPs) for both, so the speed-up is the peak ratio (1979 / 989 dense, NVIDIA's
+  // H100 SXM datasheet) diluted only by the launch overhead.
+  KernelCall g = gemm(16384, 16384, 16384);
+  const double bf16 = meshsim::compute_seconds(hw, g);
+  g.quant = meshsim::QuantFormat::fp8;
+  const double fp8 = meshsim::compute_seconds(hw, g);
+  const double ratio = hw.fp8_flops / hw.peak_flops[0];
+  CHECK(bf16 / fp8 > 1.0);
+  CHECK(bf16 / fp8 <= ratio);
+  CHECK(bf16 / fp8 == doctest::Approx(ratio).epsilon(0.01));
+  // H100 has no FP4 tensor cores: an NVFP4 GEMM is an input error naming the field.
+  g.quant = meshsim::QuantFormat::nvfp4;
+  CHECK_THROWS_WITH_AS(meshsim::compute_seconds(hw, g), doctest::Contains("peak_tflops.fp4"),
+                       meshsim::InputError);
+  const auto b200 = meshsim::load_hardware("b200");
+  const double b200_bf16 = meshsim::compute_seconds(b200, gemm(16384, 16384, 16384));
+  CHECK(b200_bf16 / meshsim::compute_seconds(b200, g) <= b200.fp4_flops / b200.peak_flops[0]);
+  CHECK(b200_bf16 / meshsim::compute_seconds(b200, g) > 1.0);
+}
+
+TEST_CASE("compute model: a profile without FP8 tensor cores refuses an FP8 GEMM") {
+  const auto a100 = meshsim::load_hardware("a100-sxm");
+  KernelCall g = gemm(1024, 1024, 1024);
+  g.quant = meshsim::QuantFormat::fp8;
+  CHECK_THROWS_WITH_AS(meshsim::compute_seconds(a100, g), doctest::Contains("no FP8 tensor cores"),
+                       meshsim::InputError);
+}

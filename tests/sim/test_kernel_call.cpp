@@ -115,3 +115,27 @@ TEST_CASE("kernel call: an Adam step moves 28 bytes of fp32 state plus the weigh
   const KernelCall fp32{KernelKind::optimizer_update, DType::fp32, VectorShape{1000}, {}, {}, {}};
   CHECK(kernel_bytes(fp32) == doctest::Approx(1000.0 * (4 + 24 + 4)));
 }
+
+TEST_CASE("kernel call: a quantized GEMM reads A and B in the format, C in the dtype") {
+  KernelCall c{KernelKind::gemm, DType::bf16, GemmShape{64, 32, 16}, {}, {}};
+  const double bf16 = kernel_bytes(c);
+  CHECK(bf16 == 2.0 * (64 * 16 + 16 * 32 + 64 * 32));
+  c.quant = QuantFormat::fp8;
+  // A (m x k) and B (k x n) at 1 byte, C (m x n) at 2 bytes.
+  CHECK(kernel_bytes(c) == 1.0 * (64 * 16 + 16 * 32) + 2.0 * 64 * 32);
+  CHECK(kernel_flops(c) == 2.0 * 64 * 32 * 16);  // the same arithmetic
+  c.quant = QuantFormat::nvfp4;
+  CHECK(kernel_bytes(c) == doctest::Approx(0.5625 * (64 * 16 + 16 * 32) + 2.0 * 64 * 32));
+}
+
+TEST_CASE("kernel call: a quantize reads the bf16 tensor once and writes each quantized copy") {
+  KernelCall cast{KernelKind::copy, DType::bf16, VectorShape{1000, 3}, {}, {}};
+  CHECK(kernel_bytes(cast) == 3.0 * 2 * 1000);  // a plain copy: 3 bf16 operands
+  cast.quant = QuantFormat::fp8;
+  CHECK(kernel_bytes(cast) == 1000 * (2.0 + 2 * 1.0));  // read 2 B, write row- and column-wise
+  cast.quant = QuantFormat::mxfp8;
+  CHECK(kernel_bytes(cast) == doctest::Approx(1000 * (2.0 + 2 * (1 + 1.0 / 32))));
+  cast.shape = VectorShape{1000, 2};
+  CHECK(kernel_bytes(cast) == doctest::Approx(1000 * (2.0 + 1 + 1.0 / 32)));
+  CHECK(kernel_flops(cast) == 0.0);
+}

@@ -85,6 +85,24 @@ TEST_CASE("element-wise operand counts and mask bytes survive the round trip") {
             .find("operands") != std::string::npos);
 }
 
+TEST_CASE("a quantized format survives the round trip; on other kinds it is refused") {
+  TpLinearConfig c;
+  c.tp = 2;
+  Program p = build_tp_linear(c);
+  for (Op& op : p.ops) {
+    auto* call = std::get_if<KernelCall>(&op.body);
+    if (call != nullptr && call->kind == KernelKind::gemm) call->quant = QuantFormat::mxfp8;
+  }
+  const std::string text = program_to_text(p);
+  CHECK(text.find(R"("quant":"mxfp8")") != std::string::npos);
+  CHECK(program_from_json(parse_json_text(text, "mem"), "mem") == p);
+  CHECK(
+      load_error(std::string(text).replace(text.find(R"("quant":"mxfp8")"), 15, R"("quant":"fp7")"))
+          .find("quant") != std::string::npos);
+  // The unquantized Program writes no "quant" field (saved files stay as they were).
+  CHECK(program_to_text(build_tp_linear(c)).find("quant") == std::string::npos);
+}
+
 TEST_CASE("the schema version is checked") {
   std::string text = program_to_text(sample_program(KvRotation::p2p));
   text.replace(text.find("\"schema_version\":1"), 18, "\"schema_version\":9");

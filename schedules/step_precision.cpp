@@ -1,0 +1,116 @@
+// The step builder's low-precision linears (StepPlan::precision; schedules/precision.hpp): which
+// TP layers quantize and when they cast their weights, delayed scaling's per-step amax reduction
+// and scale update, and FSDP's quantized parameter all-gather (torchtitan's float8 all-gather).
+#include <cmath>
+
+#include "schedules/step_builder.hpp"
+
+namespace meshsim::step_detail {
+namespace {
+
+// TE's DelayedScaling default amax_history_len (transformer_engine.common.recipe).
+constexpr std::int64_t kAmaxHistory = 1024;
+// FP8 tensors per linear layer: its input, its weight and its output gradient (TE's fp8_meta
+// holds one amax history and scale for each).
+constexpr std::int64_t kTensorsPerLinear = 3;
+// The linears of a layer that run in low precision: QKV, projection, MLP up, MLP down.
+constexpr std::int64_t kLinearsPerLayer = 4;
+
+}  // namespace
+
+void StepBuilder::quantize_spec(TpLayerSpec& spec, const Ctx& c, const std::string& what) const {
+  const QuantFormat format = linear_format(p_.precision);
+  if (format == QuantFormat::none || what == "head") return;
+  spec.quant = format;
+  spec.amax_pass = casts_after_amax(p_.precision);
+  spec.gather_quantized = gathers_quantized(p_.precision);
+  spec.what = what;
+  // W is cast by the chunk's first forward of the step and the copies reused by the others (TE's
+  // is_first_microbatch, which Megatron sets per step). Under ZeRO-3 / FSDP the gathered weight is
+  // freed after use, so every forward casts it again, unless FSDP gathers it already quantized.
+  if (gathers_params()) {
+    spec.cast_weight = c.phase == Phase::fwd && !fsdp_gathers_quantized(p_.precision);
+  } else {
+    spec.cast_weight = c.phase == Phase::fwd && first_forward_;
+  }
+}
+
+std::int64_t StepBuilder::fp8_tensors() const {
+  std::int64_t layers = 0;
+  for (int c = 0; c < v_; ++c) layers += layer_count(gs(pr_, c));
+  return layers * kLinearsPerLayer * kTensorsPerLinear;
+}
+
+// TE's delayed scaling reduces the amaxes of all FP8 tensors in one all-reduce (max) over the
+// amax reduction group and updates every scale from its amax history
+// (nvte_delayed_scaling_recipe_amax_and_scale_update_after_reduction: the [history, tensors]
+// fp32 histories rolled, read and written, and the scales written). Megatron's group spans the
+// tp x cp x dp ranks of a pipeline stage; the all-reduce is costed over the dp-cp group (its
+// inter-node part) with the tree algorithm NCCL uses for a few kilobytes.
+void StepBuilder::update_fp8_scales() {
+  if (p_.precision != Precision::fp8_delayed) return;
+  const std::int64_t tensors = fp8_tensors();
+  if (tensors == 0) return;
+  if (dp_size_ > 1) {
+    std::vector<OpId> deps;
+    if (last_compute_ >= 0) deps.push_back(last_compute_);
+    CollectiveCall call{CollectiveKind::all_reduce, dp_group_, tensors * 4, DType::fp32};
+    call.algo = CollectiveAlgo::tree;
+    wait(builder_.add(rank_, dp_comm_, "fp8 amax all-reduce",
+                      OpLabels{Phase::optimizer, -1, -1, -1, -1}, call, std::move(deps)));
+  }
+  const KernelCall update{
+      KernelKind::elementwise, DType::fp32, VectorShape{tensors * kAmaxHistory, 2}, {}, {},
+      ElementwiseFn::none};
+  last_compute_ = builder_.add(rank_, compute_, "fp8 scale update",
+                               OpLabels{Phase::optimizer, -1, -1, -1, -1}, update, take_waits());
+}
+
+bool StepBuilder::gathers_quantized_unit(int stage, int u) const {
+  const bool layer = !(stage == 0 && u == 0) && !(stage + 1 == stages_ && u == head_unit(stage));
+  return layer && fsdp_gathers_quantized(p_.precision);
+}
+
+// torchtitan's float8 FSDP all-gather (torchao's fsdp_pre_all_gather with tensorwise dynamic
+// scaling): each rank casts its shard of the layer's linear weights to FP8 (read the fp32 sharded
+// parameter FSDP2 keeps, write one FP8 copy) on the all-gather stream, then the unit all-gathers 1
+// byte per linear parameter and the parameter dtype for the rest (norms).
+std::int64_t StepBuilder::quantized_unit_gather(const Ctx& c, int u) {
+  const double q = quant_element_bytes(linear_format(p_.precision));
+  const std::int64_t shard = (layer_linear_params_ + shard_size_ - 1) / shard_size_;
+  std::vector<OpId> deps;
+  if (last_compute_ >= 0) deps.push_back(last_compute_);
+  KernelCall cast{KernelKind::copy, DType::fp32, VectorShape{shard, 2}, {}, {}};
+  cast.quant = linear_format(p_.precision);
+  builder_.add(rank_, gather_comm_, fmt::format("fsdp fp8 cast c{} unit {}", c.chunk, u),
+               OpLabels{c.phase, c.layer, c.mb, -1, c.chunk}, std::move(cast), std::move(deps));
+  return (layer_params_ - layer_linear_params_) * e_ +
+         std::llround(static_cast<double>(layer_linear_params_) * q);
+}
+
+// torchtitan's precompute_float8_dynamic_scale_for_fsdp after the optimizer step: the amax of
+// every linear weight over the rank's shard (one read of it) and one all-reduce (max) of the
+// amaxes over the shard group.
+void StepBuilder::precompute_fsdp_scales() {
+  if (!gathers_params() || !fsdp_gathers_quantized(p_.precision)) return;
+  std::int64_t layers = 0;
+  for (int c = 0; c < v_; ++c) layers += layer_count(gs(pr_, c));
+  if (layers == 0) return;
+  const KernelCall amax{
+      KernelKind::elementwise,
+      DType::fp32,
+      VectorShape{layers * ((layer_linear_params_ + shard_size_ - 1) / shard_size_), 1},
+      {},
+      {},
+      ElementwiseFn::none};
+  last_compute_ = builder_.add(rank_, compute_, "fp8 weight amax",
+                               OpLabels{Phase::optimizer, -1, -1, -1, -1}, amax, take_waits());
+  CollectiveCall call{CollectiveKind::all_reduce, shard_group_, layers * kLinearsPerLayer * 4,
+                      DType::fp32};
+  call.algo = CollectiveAlgo::tree;
+  dp_ops_.push_back(builder_.add(rank_, dp_comm_, "fp8 weight amax all-reduce",
+                                 OpLabels{Phase::optimizer, -1, -1, -1, -1}, call,
+                                 {last_compute_}));
+}
+
+}  // namespace meshsim::step_detail

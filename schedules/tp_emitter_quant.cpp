@@ -1,0 +1,60 @@
+// The low-precision casts of a TP linear layer (TpLayerSpec::quant; schedules/precision.hpp), as
+// Transformer Engine's Linear / LayerNormLinear emit them: memory-bound kernels, an amax read
+// (current scaling, NVFP4) before each cast, the cast reading the bf16 tensor once and writing its
+// quantized copies (kernel_bytes of a quantized `copy`).
+#include <cmath>
+
+#include "schedules/tp_emitter.hpp"
+#include "sim/error.hpp"
+
+namespace meshsim {
+
+void TpLayerEmitter::quantize(TpEmitHost& host, const std::string& name, Phase phase,
+                              std::int64_t elements, std::int32_t copies) const {
+  MESHSIM_CHECK(!s_.tensors, "quantized TP layers are emitted without tensors");
+  if (s_.amax_pass) {
+    // Current scaling: the tensor's amax (one read of it) before the cast can scale it.
+    host.tp_kernel(name + " amax", phase,
+                   KernelCall{KernelKind::elementwise, s_.dtype, VectorShape{elements, 1}, {}, {}});
+  }
+  KernelCall cast{KernelKind::copy, s_.dtype, VectorShape{elements, 1 + copies}, {}, {}};
+  cast.quant = s_.quant;
+  host.tp_kernel(name + " cast", phase, std::move(cast));
+}
+
+// W [n, k] of this rank, cast once per step and cached (TE's is_first_microbatch: Megatron casts
+// at each step's first microbatch and reuses the copies for the others), row-wise for the forward
+// and column-wise (Hopper's transpose) for the dgrad GEMM.
+void TpLayerEmitter::cast_weight(TpEmitHost& host, Phase phase) const {
+  if (!quantized() || !s_.cast_weight) return;
+  quantize(host, s_.what + " w", phase, s_.n * s_.k, 2);
+}
+
+OpId TpLayerEmitter::quantized_gather(TpEmitHost& host, const std::string& name,
+                                      const std::string& gather_name, Phase phase,
+                                      std::int64_t features, std::int32_t copies) const {
+  if (!s_.gather_quantized) {
+    // TE all-gathers block-scaled inputs in bf16 and quantizes the whole tensor after.
+    host.tp_wait(host.tp_collective(gather_name, phase, CollectiveKind::all_gather,
+                                    s_.tokens * features * dtype_bytes(s_.dtype), -1, -1));
+    quantize(host, name, phase, s_.tokens * features, copies);
+    return -1;
+  }
+  const std::int64_t local = s_.local_tokens * features;
+  if (s_.amax_pass) {
+    host.tp_kernel(name + " amax", phase,
+                   KernelCall{KernelKind::elementwise, s_.dtype, VectorShape{local, 1}, {}, {}});
+    // One fp32 amax all-reduced (max) over the TP group so every shard casts with one scale.
+    host.tp_wait(host.tp_collective(name + " amax all-reduce", phase, CollectiveKind::all_reduce, 4,
+                                    -1, -1));
+  }
+  KernelCall cast{KernelKind::copy, s_.dtype, VectorShape{local, 1 + copies}, {}, {}};
+  cast.quant = s_.quant;
+  host.tp_kernel(name + " cast", phase, std::move(cast));
+  return host.tp_collective(
+      gather_name, phase, CollectiveKind::all_gather,
+      std::llround(static_cast<double>(s_.tokens * features) * quant_element_bytes(s_.quant)), -1,
+      -1);
+}
+
+}  // namespace meshsim

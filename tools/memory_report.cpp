@@ -1,0 +1,49 @@
+#include "tools/memory_report.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace meshsim {
+namespace {
+
+// What the totals include beyond the columns, on the peak rank: ZeRO-3 / FSDP's unsharded unit
+// buffers and a low precision's quantized weight copies.
+std::string memory_notes(const MemoryEstimate& mem) {
+  std::string s;
+  const StageMemory& peak = mem.stages[static_cast<std::size_t>(mem.peak_rank)];
+  if (mem.stages.front().unsharded > 0) {
+    s += fmt::format(
+        "  (total includes ZeRO-3 / FSDP unsharded unit buffers: {:.2f} GB on pipeline rank {})\n",
+        peak.unsharded / 1e9, mem.peak_rank);
+  }
+  if (peak.quantized_weights > 0) {
+    s += fmt::format(
+        "  (total includes the quantized weight copies: {:.2f} GB on pipeline rank {})\n",
+        peak.quantized_weights / 1e9, mem.peak_rank);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string memory_text(const MemoryEstimate& mem) {
+  std::string s =
+      fmt::format("memory         peak {:.2f} GB on pipeline rank {} of {:.2f} GB: {}\n",
+                  mem.peak_bytes / 1e9, mem.peak_rank, mem.capacity_bytes / 1e9,
+                  mem.oom ? "OOM (does not fit; timed anyway)" : "fits");
+  s += "  pp rank  layers     weights  gradients  optimizer  activations  recompute  cp bufs  "
+       "total GB\n";
+  for (const auto& st : mem.stages) {
+    s += fmt::format(
+        "  {:>7}  {:>6}  {:>10.2f}  {:>9.2f}  {:>9.2f}  {:>11.2f}  {:>9.2f}  {:>7.2f}  "
+        "{:>8.2f}\n",
+        st.rank, fmt::join(st.chunk_layers, "+"), st.weights / 1e9, st.gradients / 1e9,
+        st.optimizer / 1e9, st.activations / 1e9, st.recompute_working / 1e9, st.cp_buffers / 1e9,
+        st.total() / 1e9);
+  }
+  s += memory_notes(mem);
+  if (mem.split.uneven) s += fmt::format("layer split    {}\n", mem.split.rule);
+  return s;
+}
+
+}  // namespace meshsim
