@@ -19,8 +19,7 @@ double compute_efficiency(const HardwareProfile& hw, const KernelCall& call, dou
   if (it == hw.compute_efficiency.end()) {
     it = hw.compute_efficiency.find(std::string(to_string(call.kind)));
   }
-  if (it == hw.compute_efficiency.end()) it = hw.compute_efficiency.find("default");
-  if (it == hw.compute_efficiency.end()) return 1.0;
+  if (it == hw.compute_efficiency.end()) return default_compute_efficiency(hw, flops);
   return interpolate_efficiency(it->second, flops);
 }
 
@@ -47,14 +46,19 @@ std::string efficiency_key(const KernelCall& call) {
 
 double compute_seconds(const HardwareProfile& hw, const KernelCall& call) {
   const double flops = kernel_flops(call);
-  const double bytes = kernel_bytes(call);
-  double math = 0;
+  return roofline_seconds(hw, flops, kernel_bytes(call), math_dtype(call),
+                          flops > 0 ? compute_efficiency(hw, call, flops) : 1.0);
+}
+
+double roofline_seconds(const HardwareProfile& hw, double flops, double bytes, DType math,
+                        double efficiency) {
+  double math_s = 0;
   if (flops > 0) {
-    const double peak = hw.peak_flops[static_cast<std::size_t>(math_dtype(call))];
-    const double rate = peak * compute_efficiency(hw, call, flops);
+    const double peak = hw.peak_flops[static_cast<std::size_t>(math)];
+    const double rate = peak * efficiency;
     MESHSIM_CHECK(rate > 0, fmt::format("hardware profile '{}' has no {} compute rate", hw.name,
-                                        to_string(math_dtype(call))));
-    math = flops / rate;
+                                        to_string(math)));
+    math_s = flops / rate;
   }
   double memory = 0;
   if (bytes > 0) {
@@ -62,7 +66,12 @@ double compute_seconds(const HardwareProfile& hw, const KernelCall& call) {
     MESHSIM_CHECK(rate > 0, fmt::format("hardware profile '{}' has no memory bandwidth", hw.name));
     memory = bytes / rate;
   }
-  return hw.launch_overhead + std::max(math, memory);
+  return hw.launch_overhead + std::max(math_s, memory);
+}
+
+double default_compute_efficiency(const HardwareProfile& hw, double flops) {
+  const auto it = hw.compute_efficiency.find("default");
+  return it == hw.compute_efficiency.end() ? 1.0 : interpolate_efficiency(it->second, flops);
 }
 
 HardwareProfile select_attention_kernel(HardwareProfile profile, std::string_view family,
