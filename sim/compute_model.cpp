@@ -19,8 +19,7 @@ double compute_efficiency(const HardwareProfile& hw, const KernelCall& call, dou
   if (it == hw.compute_efficiency.end()) {
     it = hw.compute_efficiency.find(std::string(to_string(call.kind)));
   }
-  if (it == hw.compute_efficiency.end()) it = hw.compute_efficiency.find("default");
-  if (it == hw.compute_efficiency.end()) return 1.0;
+  if (it == hw.compute_efficiency.end()) return default_compute_efficiency(hw, flops);
   return interpolate_efficiency(it->second, flops);
 }
 
@@ -55,23 +54,18 @@ std::string efficiency_key(const KernelCall& call) {
   return fmt::format("{}.{}", to_string(call.kind), to_string(call.fn));
 }
 
-double compute_seconds(const HardwareProfile& hw, const KernelCall& call) {
-  const double flops = kernel_flops(call);
-  const double bytes = kernel_bytes(call);
-  double math = 0;
+namespace {
+
+// The roofline at a given peak: launch overhead + max(FLOPs / (peak x efficiency), bytes /
+// (memory bandwidth x memory efficiency at that size)). `math` names the peak in errors.
+double roofline_at_peak(const HardwareProfile& hw, double flops, double bytes, double peak,
+                        double efficiency, std::string_view math) {
+  double math_s = 0;
   if (flops > 0) {
-    const double peak = math_peak(hw, call);
-    if (peak <= 0 && call.quant != QuantFormat::none) {
-      throw InputError(
-          fmt::format("hardware profile '{}' has no {} tensor cores (peak_tflops.{}) "
-                      "for a {} GEMM",
-                      hw.name, quant_uses_fp4(call.quant) ? "FP4" : "FP8",
-                      quant_uses_fp4(call.quant) ? "fp4" : "fp8", to_string(call.quant)));
-    }
-    const double rate = peak * compute_efficiency(hw, call, flops);
-    MESHSIM_CHECK(rate > 0, fmt::format("hardware profile '{}' has no {} compute rate", hw.name,
-                                        to_string(math_dtype(call))));
-    math = flops / rate;
+    const double rate = peak * efficiency;
+    MESHSIM_CHECK(rate > 0,
+                  fmt::format("hardware profile '{}' has no {} compute rate", hw.name, math));
+    math_s = flops / rate;
   }
   double memory = 0;
   if (bytes > 0) {
@@ -79,7 +73,38 @@ double compute_seconds(const HardwareProfile& hw, const KernelCall& call) {
     MESHSIM_CHECK(rate > 0, fmt::format("hardware profile '{}' has no memory bandwidth", hw.name));
     memory = bytes / rate;
   }
-  return hw.launch_overhead + std::max(math, memory);
+  return hw.launch_overhead + std::max(math_s, memory);
+}
+
+}  // namespace
+
+double compute_seconds(const HardwareProfile& hw, const KernelCall& call) {
+  const double flops = kernel_flops(call);
+  double peak = 0;
+  if (flops > 0) {
+    peak = math_peak(hw, call);
+    if (peak <= 0 && call.quant != QuantFormat::none) {
+      throw InputError(
+          fmt::format("hardware profile '{}' has no {} tensor cores (peak_tflops.{}) "
+                      "for a {} GEMM",
+                      hw.name, quant_uses_fp4(call.quant) ? "FP4" : "FP8",
+                      quant_uses_fp4(call.quant) ? "fp4" : "fp8", to_string(call.quant)));
+    }
+  }
+  return roofline_at_peak(hw, flops, kernel_bytes(call), peak,
+                          flops > 0 ? compute_efficiency(hw, call, flops) : 1.0,
+                          to_string(math_dtype(call)));
+}
+
+double roofline_seconds(const HardwareProfile& hw, double flops, double bytes, DType math,
+                        double efficiency) {
+  return roofline_at_peak(hw, flops, bytes, hw.peak_flops[static_cast<std::size_t>(math)],
+                          efficiency, to_string(math));
+}
+
+double default_compute_efficiency(const HardwareProfile& hw, double flops) {
+  const auto it = hw.compute_efficiency.find("default");
+  return it == hw.compute_efficiency.end() ? 1.0 : interpolate_efficiency(it->second, flops);
 }
 
 HardwareProfile select_attention_kernel(HardwareProfile profile, std::string_view family,

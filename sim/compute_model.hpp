@@ -10,6 +10,12 @@
 namespace meshsim {
 
 double compute_seconds(const HardwareProfile& hw, const KernelCall& call);
+// The roofline of work given as counts (a Chakra trace's num_ops and tensor_size): launch overhead
+// + max(flops / (peak[math] x efficiency), bytes / (memory bandwidth x memory efficiency)).
+double roofline_seconds(const HardwareProfile& hw, double flops, double bytes, DType math,
+                        double efficiency);
+// The profile's "default" compute efficiency at `flops` (1 when it has no such table).
+double default_compute_efficiency(const HardwareProfile& hw, double flops);
 
 // The efficiency table a call looks up first: "<kind>" or, with a fused function, "<kind>.<fn>"
 // ("gemm.gelu", "linear_bwd.relu"); the kind's own table and "default" are the fall-backs.

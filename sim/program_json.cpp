@@ -21,6 +21,8 @@ ojson ranges_to_json(const std::vector<TokenRange>& ranges) {
   return a;
 }
 
+}  // namespace
+
 ojson kernel_to_json(const KernelCall& k) {
   ojson j;
   j["kind"] = to_string(k.kind);
@@ -49,6 +51,8 @@ ojson kernel_to_json(const KernelCall& k) {
   if (k.quant != QuantFormat::none) j["quant"] = to_string(k.quant);
   return j;
 }
+
+namespace {
 
 ojson transfers_to_json(const std::vector<Transfer>& v) {
   ojson a = ojson::array();
@@ -112,6 +116,8 @@ std::vector<TokenRange> ranges_field(const JsonField& f) {
   }
   return v;
 }
+
+}  // namespace
 
 KernelCall kernel_from_json(const JsonField& f) {
   KernelCall k;
@@ -177,6 +183,8 @@ KernelCall kernel_from_json(const JsonField& f) {
   k.outputs = int_list(f["outputs"], -1, kMaxInt);
   return k;
 }
+
+namespace {
 
 std::vector<Transfer> transfers_from_json(const JsonField& f) {
   std::vector<Transfer> v(f.size());

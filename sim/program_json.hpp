@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/json_fields.hpp"
 #include "sim/program.hpp"
 
 namespace meshsim {
@@ -17,5 +18,10 @@ std::string program_to_text(const Program& program);
 // structure of a Program but is not yet validated: run validate_program() on it.
 Program program_from_json(const nlohmann::json& j, std::string_view origin);
 Program load_program_file(const std::string& path);
+
+// One kernel call as the Program file writes it (its "kernel" object); the Chakra trace writer
+// and reader carry it in a node attribute.
+nlohmann::ordered_json kernel_to_json(const KernelCall& k);
+KernelCall kernel_from_json(const JsonField& f);
 
 }  // namespace meshsim

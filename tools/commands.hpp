@@ -24,6 +24,7 @@ int run_compare_command(std::span<const std::string> args, const CommandContext&
 // simulation.
 int run_compare_kineto(std::span<const std::string> args, const CommandContext& ctx);
 int run_collective_command(std::span<const std::string> args, const CommandContext& ctx);
+int run_export_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_simulate_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_sweep_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_calibrate_command(std::span<const std::string> args, const CommandContext& ctx);

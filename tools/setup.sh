@@ -16,6 +16,8 @@ readonly PACKAGES=(
   build-essential cmake ninja-build g++
   # libraries (find_package in CMakeLists.txt)
   libboost-graph-dev nlohmann-json3-dev libfmt-dev
+  # traces/ (Chakra execution traces: protoc and libprotobuf)
+  protobuf-compiler libprotobuf-dev
   # kernels/ (CPU GEMMs through CBLAS)
   libopenblas-dev
   # tests: doctest unit tests, Google Benchmark benches, formatting check in tools/test-all.sh

@@ -1,9 +1,9 @@
 // meshsim_fuzz: a seeded mutation fuzzer of meshsim's parsers (CLI flags, hardware profiles,
-// models, Programs, sweep rows, published-runs files). Each input is a seed from
-// tests/fuzz/corpus/<target>/ with a few mutations; the same --seed and --inputs give the same
-// inputs everywhere. Exit 1 when any input ended in an internal error (anything but InputError),
-// a crash or a sanitizer report; a CLI run that a mutated size makes longer than its alarm is
-// counted as timed out.
+// models, Programs, sweep rows, published-runs files, Chakra execution traces). Each input is a
+// seed from tests/fuzz/corpus/<target>/ (or made by the target: Chakra traces) with a few
+// mutations; the same --seed and --inputs give the same inputs everywhere. Exit 1 when any input
+// ended in an internal error (anything but InputError), a crash or a sanitizer report; a CLI run
+// that a mutated size makes longer than its alarm is counted as timed out.
 //
 //   meshsim_fuzz --corpus DIR [--inputs N] [--seed S] [--target NAME]
 #include <algorithm>
@@ -48,7 +48,13 @@ std::string read_file(const fs::path& p) {
   return ss.str();
 }
 
-std::vector<Seed> load_seeds(const fs::path& dir, InputKind kind) {
+std::vector<Seed> load_seeds(const fs::path& dir, const Target& t) {
+  const InputKind kind = t.kind;
+  if (t.seeds != nullptr) {
+    std::vector<Seed> seeds;
+    for (auto& bytes : t.seeds()) seeds.push_back(Seed{std::move(bytes), {}, {}});
+    return seeds;
+  }
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path());
   std::sort(files.begin(), files.end());  // directory order differs between machines
@@ -58,7 +64,7 @@ std::vector<Seed> load_seeds(const fs::path& dir, InputKind kind) {
     s.text = read_file(f);
     if (kind == InputKind::json) {
       s.json = nlohmann::json::parse(s.text);
-    } else {
+    } else if (kind == InputKind::argv) {
       std::istringstream words(s.text);
       for (std::string w; words >> w;) s.argv.push_back(w);
     }
@@ -115,7 +121,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::int64_t> totals;
   std::int64_t failures = 0;
   for (const auto& t : targets()) {
-    const std::vector<Seed> seeds = load_seeds(o.corpus / t.name, t.kind);
+    const std::vector<Seed> seeds = load_seeds(o.corpus / t.name, t);
     std::vector<std::string> vocabulary;  // every flag of the target's seeds
     for (const auto& s : seeds) {
       for (const auto& w : s.argv) {
@@ -127,8 +133,9 @@ int main(int argc, char** argv) {
     for (std::int64_t i = 0; i < n; ++i) {
       Mutator m(o.seed * 1'000'003 + static_cast<std::uint64_t>(i));
       const Seed& s = seeds[static_cast<std::size_t>(i) % seeds.size()];
-      const std::string input = t.kind == InputKind::json
-                                    ? m.mutate_json(s.json, s.text)
+      const std::string input = t.kind == InputKind::json ? m.mutate_json(s.json, s.text)
+                                : t.kind == InputKind::bytes
+                                    ? m.mutate_binary(s.text)
                                     : join_lines(m.mutate_argv(s.argv, vocabulary));
       const Outcome out = t.run(input);
       ++counts[out.result];

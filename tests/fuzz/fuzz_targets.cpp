@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "schedules/model_catalog.hpp"
+#include "schedules/ring_attention.hpp"
 #include "sim/comm_plan.hpp"
+#include "sim/cost_model.hpp"
 #include "sim/error.hpp"
 #include "sim/hardware_profile.hpp"
 #include "sim/json_fields.hpp"
@@ -18,6 +20,9 @@
 #include "tools/commands.hpp"
 #include "tools/published_runs.hpp"
 #include "tools/report_sweep.hpp"
+#include "traces/chakra_codec.hpp"
+#include "traces/chakra_reader.hpp"
+#include "traces/chakra_writer.hpp"
 
 namespace meshsim::fuzz {
 namespace {
@@ -65,6 +70,80 @@ Outcome sweep_rows(const std::string& text) {
 
 Outcome published_runs(const std::string& text) {
   return guarded([&] { read_published_runs(parse_json_text(text, kOrigin), kOrigin); });
+}
+
+// A Chakra trace as one input: each rank's file preceded by its length (4 bytes, little-endian).
+std::string join_ranks(const std::vector<std::string>& ranks) {
+  std::string out;
+  for (const auto& r : ranks) {
+    const auto n = static_cast<std::uint32_t>(r.size());
+    for (int b = 0; b < 4; ++b) out.push_back(static_cast<char>((n >> (8 * b)) & 0xffu));
+    out += r;
+  }
+  return out;
+}
+
+ChakraInput split_ranks(const std::string& input) {
+  ChakraInput in;
+  std::size_t at = 0;
+  while (at < input.size()) {
+    if (input.size() - at < 4 || in.ranks.size() >= 64) throw InputError("bad rank framing");
+    std::uint32_t n = 0;
+    for (int b = 0; b < 4; ++b) {
+      n |= std::uint32_t{static_cast<unsigned char>(input[at + static_cast<std::size_t>(b)])}
+           << (8 * b);
+    }
+    at += 4;
+    if (n > input.size() - at) throw InputError("bad rank framing");
+    in.ranks.push_back({"fuzz." + std::to_string(in.ranks.size()) + ".et", input.substr(at, n)});
+    at += n;
+  }
+  return in;
+}
+
+// The Chakra reader on a mutated trace; a trace that reads and validates is simulated when small.
+Outcome chakra(const std::string& input) {
+  static const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  return guarded([&] {
+    Program p = program_from_chakra(split_ranks(input), hw);
+    validate_program(p);
+    if (p.ops.size() <= 4096) run_simulation(std::move(p), hw);
+  });
+}
+
+// Seeds: a 2-rank ring attention as meshsim writes it, the same without its Program header (read
+// as any other Chakra trace), and ASTRA-sim's all-reduce microbenchmark layout.
+std::vector<std::string> chakra_seeds() {
+  RingAttentionConfig c;
+  c.cp = 2;
+  c.seq = 64;
+  c.heads = 2;
+  c.kv_heads = 1;
+  c.head_dim = 8;
+  const Program program = build_ring_attention(c);
+  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const Durations d = estimate_durations(program, validate_program(program), hw);
+  const ChakraTrace trace = program_to_chakra(program, d.ops);
+  chakra::pb::GlobalMetadata bare;
+  bare.set_version("0.0.4");
+  std::vector<std::string> plain, all_reduce;
+  for (const auto& rank : trace.ranks) {
+    chakra::DelimitedReader in(rank, "seed");
+    chakra::pb::GlobalMetadata meta;
+    in.next(meta, "GlobalMetadata");
+    std::string file;
+    chakra::append_delimited(file, bare);
+    plain.push_back(file + rank.substr(in.offset()));
+    chakra::pb::Node n;
+    n.set_id(all_reduce.size());
+    n.set_name("all_reduce");
+    n.set_type(chakra::pb::COMM_COLL_NODE);
+    chakra::add_int64(n, "comm_type", chakra::pb::ALL_REDUCE);
+    chakra::add_int64(n, "comm_size", 1 << 20);
+    chakra::append_delimited(file, n);
+    all_reduce.push_back(file);
+  }
+  return {join_ranks(trace.ranks), join_ranks(plain), join_ranks(all_reduce)};
 }
 
 using Command = int (*)(std::span<const std::string>, const CommandContext&);
@@ -125,9 +204,13 @@ Outcome cli(const std::string& text) {
 
 const std::vector<Target>& targets() {
   static const std::vector<Target> all = {
-      {"cli", InputKind::argv, cli},          {"hardware", InputKind::json, hardware},
-      {"model", InputKind::json, model},      {"program", InputKind::json, program},
-      {"sweep", InputKind::json, sweep_rows}, {"published", InputKind::json, published_runs},
+      {"cli", InputKind::argv, cli},
+      {"hardware", InputKind::json, hardware},
+      {"model", InputKind::json, model},
+      {"program", InputKind::json, program},
+      {"sweep", InputKind::json, sweep_rows},
+      {"published", InputKind::json, published_runs},
+      {"chakra", InputKind::bytes, chakra, chakra_seeds},
   };
   return all;
 }

@@ -7,7 +7,7 @@
 
 namespace meshsim::fuzz {
 
-enum class InputKind { json, argv };
+enum class InputKind { json, argv, bytes };
 
 // What one input did: parsed, rejected with one line, or failed (internal error, crash, hang).
 struct Outcome {
@@ -19,6 +19,9 @@ struct Target {
   const char* name;  // also the corpus folder
   InputKind kind;
   Outcome (*run)(const std::string& input);  // argv targets: one argument per line
+  // Seeds made by the target itself instead of read from its corpus folder (binary formats, so
+  // that no binary file is checked in); null: the corpus folder's files.
+  std::vector<std::string> (*seeds)() = nullptr;
 };
 
 const std::vector<Target>& targets();

@@ -127,6 +127,11 @@ void Mutator::mutate_node(json& doc) {
   }
 }
 
+std::string Mutator::mutate_binary(std::string bytes) {
+  for (std::uint64_t n = 1 + below(3); n > 0; --n) bytes = mutate_bytes(std::move(bytes));
+  return bytes;
+}
+
 std::string Mutator::mutate_bytes(std::string text) {
   if (text.empty()) return edge_text();
   const std::size_t at = below(text.size());

@@ -23,6 +23,10 @@ class Mutator {
   std::vector<std::string> mutate_argv(std::vector<std::string> argv,
                                        const std::vector<std::string>& vocabulary);
 
+  // A binary input with 1 to 3 byte changes (a bit flipped, bytes removed, inserted, duplicated,
+  // or the input cut short).
+  std::string mutate_binary(std::string bytes);
+
   std::uint64_t below(std::uint64_t n) { return n == 0 ? 0 : rng_() % n; }
 
  private:
