@@ -16,8 +16,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // The folder of the program or shared object this code was linked into: the meshsim executable
-// (the main program has an empty link-map name: /proc/self/exe), or the Python module.
-std::string module_dir() {
+// (the main program has an empty link-map name: /proc/self/exe), or the Python module. Unused in
+// a build without the plugin.
+[[maybe_unused]] std::string module_dir() {
   Dl_info info{};
   link_map* map = nullptr;
   const auto self = reinterpret_cast<void*>(&module_dir);
