@@ -64,7 +64,9 @@ LoadedCudaPlugin load_cuda_plugin(const std::vector<std::string>& candidates) {
     void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);  // never closed
     if (handle == nullptr) {
       const char* why = dlerror();
-      loaded.error = fmt::format("cannot load the CUDA backend plugin ({})", why ? why : file);
+      // dlerror names the file that failed: the plugin, or a library it needs (libnccl.so.2).
+      loaded.error = fmt::format("cannot load the CUDA backend plugin {} ({})", file,
+                                 why ? why : "dlopen failed");
       return loaded;
     }
     const auto factory = reinterpret_cast<CudaPluginFactory>(dlsym(handle, kCudaPluginFactory));

@@ -37,7 +37,8 @@ TEST_CASE("cuda plugin: a file that is no shared object is dlopen's reason, in o
   const LoadedCudaPlugin loaded = load_cuda_plugin({text.string()});
   std::filesystem::remove(text);
   CHECK(loaded.plugin == nullptr);
-  CHECK(loaded.error.starts_with("cannot load the CUDA backend plugin ("));
+  CHECK(loaded.error.starts_with("cannot load the CUDA backend plugin " + text.string() + " (" +
+                                 text.string() + ": "));
   CHECK(loaded.error.find('\n') == std::string::npos);
 }
 
