@@ -138,8 +138,9 @@ void tree_all_reduce_flows(const Topology& topo, const NetworkProfile& net,
     }
     if (layout.spans) {
       for (const auto& [node, count] : layout.per_node) {
-        const int first = *std::find_if(layout.ring.begin(), layout.ring.end(),
-                                        [&](int r) { return topo.node_of(r) == node; });
+        const int first =
+            *std::find_if(layout.ring.begin(), layout.ring.end(),
+                          [&topo, on = node](int r) { return topo.node_of(r) == on; });
         const int rail = rail_on(topo, layout, first, c);
         topo.rail_path(first, first, rail, rail, 2.0, hop);
       }

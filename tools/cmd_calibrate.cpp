@@ -25,9 +25,6 @@
 #include "validate/calibrate/calibration.hpp"
 #include "validate/calibrate/stability.hpp"
 #include "validate/calibrate/stability_probe.hpp"
-#ifdef MESHSIM_HAVE_CUDA
-#include "validate/cuda/cuda_calibration.hpp"
-#endif
 #include "validate/mpi/launch_env.hpp"
 
 namespace meshsim {
@@ -230,17 +227,15 @@ int run_calibrate_command(std::span<const std::string> argv, const CommandContex
       result = calibrate_until_steady(req, *world, stability, ctx);
       return;
     }
-#ifdef MESHSIM_HAVE_CUDA
     CalibrationOptions options = req.calibrate.options;
     options.world_size = world->size();
     options.ranks_per_node = world->ranks_per_node();
     CalibrationRun run;
-    run_cuda_calibration(options, run);
+    cuda_backend().run_calibration(options, run);
     if (world->rank() == 0) {
       result =
           fit_calibration(std::move(run), req.calibrate, world->size(), world->ranks_per_node());
     }
-#endif
   };
   if (auto failed = run_collectively(ctx, calibrate)) return *failed;
   const bool refused = stability.checked && !stability.steady && !req.force;

@@ -26,14 +26,11 @@
 #include "tools/workload_flags.hpp"
 #include "traces/chrome_trace_writer.hpp"
 #include "traces/side_by_side_trace.hpp"
-#include "validate/cpu/cpu_kernel_runner.hpp"
-#ifdef MESHSIM_HAVE_CUDA
-#include "validate/cuda/cuda_backend.hpp"
-#endif
 #include "validate/check/measured_report.hpp"
 #include "validate/check/numerics.hpp"
 #include "validate/check/timing_comparison.hpp"
 #include "validate/check/workload_registry.hpp"
+#include "validate/cpu/cpu_kernel_runner.hpp"
 #include "validate/cpu/shape_kernels.hpp"
 #include "validate/mpi/launch_env.hpp"
 #include "validate/run/robust_stats.hpp"
@@ -420,11 +417,9 @@ int run_prepared(const Request& req, const Program& program, const CommPlan& pla
   }
   ValidateOptions options = validate_run_options(req, *world, ctx);
   std::function<std::string()> describe_backend = [&] { return world->describe(); };
-#ifdef MESHSIM_HAVE_CUDA
   if (req.backend == "cuda") {
-    describe_backend = use_cuda_backend(options, program, plan, *world, req.fault);
+    describe_backend = cuda_backend().use_backend(options, program, plan, *world, req.fault);
   }
-#endif
   if (world->rank() == 0 && !req.json) {
     ctx.out << memory_line(req.memory, req.memory_limit);
     ctx.out.flush();

@@ -2,7 +2,9 @@
 
 #include <ostream>
 
+#include "sim/error.hpp"
 #include "validate/cuda/cuda_availability.hpp"
+#include "validate/cuda/cuda_plugin_loader.hpp"
 #include "validate/mpi/mpi_world.hpp"
 #include "validate/run/executor.hpp"
 #include "validate/run/solo_world.hpp"
@@ -43,6 +45,15 @@ std::optional<std::string> cuda_backend_unavailable() {
   auto why = cuda_unavailable_message(probe);
   if (why && probe.built_with_cuda) *why = "--backend cuda: " + *why;
   return why;
+}
+
+const CudaPlugin& cuda_backend() {
+  const LoadedCudaPlugin& loaded = cuda_plugin();
+  if (loaded.plugin == nullptr) {
+    const auto why = cuda_backend_unavailable();
+    throw InputError(why ? *why : loaded.error);
+  }
+  return *loaded.plugin;
 }
 
 }  // namespace meshsim

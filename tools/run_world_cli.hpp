@@ -10,6 +10,7 @@
 
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
+#include "validate/cuda/cuda_plugin.hpp"
 #include "validate/mpi/launch_env.hpp"
 #include "validate/run/run_world.hpp"
 
@@ -26,7 +27,11 @@ std::chrono::milliseconds parse_timeout(const Args& args);  // --timeout SECONDS
 std::optional<int> run_collectively(const CommandContext& ctx, const std::function<void()>& body);
 
 // Why `--backend cuda` cannot run here (validate/cuda's answer, naming the flag when the build has
-// the backend and the machine lacks the GPU); empty when it can.
+// the backend and the plugin or the GPU is missing); empty when it can.
 std::optional<std::string> cuda_backend_unavailable();
+
+// The CUDA backend plugin, once cuda_backend_unavailable() said it can run (otherwise an
+// InputError with its answer).
+const CudaPlugin& cuda_backend();
 
 }  // namespace meshsim

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything CI checks, in order (each phase is timed):
 #   1. tools/setup.sh --tests                  dependencies (fast when already installed)
-#   2. dev preset:  configure + build all      then `ctest --preset dev`   (every test)
+#   2. dev preset:  configure + build all      then `ctest --preset dev`   (every test; with nvcc
+#                   the CUDA backend plugin too, which must build and link)
 #   3. asan preset: configure + build all      then `ctest --preset asan`  (the "unit" tests)
 #   4. clang-format --dry-run --Werror on every C++ file under the source folders
 # A failing phase does not stop the later ones (a failed build skips its tests), so one run shows
@@ -52,6 +53,15 @@ build_preset() {
   mkdir -p "build/$preset"
   if cmake --preset "$preset" >"$log" 2>&1 && cmake --build --preset "$preset" >>"$log" 2>&1; then
     echo "built $preset ($(grep -c '^\[' "$log" || true) build steps)"
+    # With nvcc the dev preset builds the CUDA backend, the plugin next to meshsim.
+    if [[ $preset == dev ]] && command -v nvcc >/dev/null 2>&1; then
+      if [[ ! -f build/dev/tools/libmeshsim_cuda.so ]]; then
+        echo "nvcc is on PATH but the dev build made no CUDA backend plugin" \
+          "(build/dev/tools/libmeshsim_cuda.so)" >&2
+        return 1
+      fi
+      echo "built the CUDA backend plugin build/dev/tools/libmeshsim_cuda.so"
+    fi
     return 0
   fi
   # Compiler errors first: the lines around the first "error", then the log's tail.

@@ -95,6 +95,9 @@ Options parse_options(int argc, char** argv) {
       throw std::invalid_argument("unknown flag " + flag);
   }
   if (o.corpus.empty()) throw std::invalid_argument("--corpus DIR is required");
+  if (!o.only.empty() && target_named(o.only) == nullptr) {
+    throw std::invalid_argument("--target: no fuzz target named " + o.only);
+  }
   return o;
 }
 

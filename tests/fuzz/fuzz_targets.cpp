@@ -215,4 +215,11 @@ const std::vector<Target>& targets() {
   return all;
 }
 
+const Target* target_named(const std::string& name) {
+  for (const Target& t : targets()) {
+    if (name == t.name) return &t;
+  }
+  return nullptr;
+}
+
 }  // namespace meshsim::fuzz

@@ -1,7 +1,9 @@
 #pragma once
 // The parsers under fuzz, one target each: a seed corpus folder under tests/fuzz/corpus/ and what
-// runs on one mutated input. A target "rejects" an input with InputError (exit 2 in the CLI); any
-// other exception, a crash or a sanitizer report is a failure of the fuzz run.
+// runs on one mutated input — the one harness of both drivers, the seeded mutation driver
+// (fuzz_main.cpp) and the libFuzzer targets (libfuzzer_main.cpp). A target "rejects" an input with
+// InputError (exit 2 in the CLI); any other exception, a crash or a sanitizer report is a failure
+// of the fuzz run.
 #include <string>
 #include <vector>
 
@@ -25,5 +27,7 @@ struct Target {
 };
 
 const std::vector<Target>& targets();
+// The target called `name`; null when there is none.
+const Target* target_named(const std::string& name);
 
 }  // namespace meshsim::fuzz

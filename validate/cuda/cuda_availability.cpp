@@ -2,9 +2,7 @@
 
 #include <fmt/format.h>
 
-#ifdef MESHSIM_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
+#include "validate/cuda/cuda_plugin_loader.hpp"
 
 namespace meshsim {
 
@@ -12,6 +10,7 @@ std::optional<std::string> cuda_unavailable_message(const CudaProbe& probe) {
   if (!probe.built_with_cuda) {
     return std::string("meshsim was built without CUDA (configure with -DMESHSIM_CUDA=ON)");
   }
+  if (!probe.load_error.empty()) return probe.load_error;
   if (probe.status != 0) {
     return fmt::format("no CUDA device visible (cudaGetDeviceCount: {})", probe.error);
   }
@@ -24,20 +23,16 @@ std::optional<std::string> cuda_unavailable_message(const CudaProbe& probe) {
 }
 
 CudaProbe probe_cuda() {
+#ifdef MESHSIM_CUDA_PLUGIN
+  const LoadedCudaPlugin& loaded = cuda_plugin();
+  if (loaded.plugin != nullptr) return loaded.plugin->probe();
   CudaProbe probe;
-#ifdef MESHSIM_HAVE_CUDA
   probe.built_with_cuda = true;
-  int count = 0;
-  const cudaError_t rc = cudaGetDeviceCount(&count);
-  probe.status = static_cast<int>(rc);
-  if (rc != cudaSuccess) {
-    probe.error = cudaGetErrorString(rc);
-    (void)cudaGetLastError();  // later calls must not report it again
-  } else {
-    probe.device_count = count;
-  }
-#endif
+  probe.load_error = loaded.error;
   return probe;
+#else
+  return {};
+#endif
 }
 
 }  // namespace meshsim

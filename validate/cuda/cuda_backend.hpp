@@ -1,9 +1,10 @@
 #pragma once
-// The CUDA + NCCL backend of the validate mode (ARCHITECTURE.md §5), for builds with
-// MESHSIM_HAVE_CUDA: one MPI process per GPU. A CudaBackend binds this process to its GPU (the
-// local rank among the node's processes, validate/cuda/gpu_binding.hpp), creates a cudaStream_t and
-// a cuBLAS handle per Program stream and the NCCL communicators of validate/cuda/nccl_plan.hpp
-// (bootstrapped over MPI_COMM_WORLD), once for every run of the Program.
+// The CUDA + NCCL backend of the validate mode (ARCHITECTURE.md §5), in the plugin
+// libmeshsim_cuda.so (validate/cuda/cuda_plugin.hpp): one MPI process per GPU. A CudaBackend binds
+// this process to its GPU (the local rank among the node's processes,
+// validate/cuda/gpu_binding.hpp), creates a cudaStream_t and a cuBLAS handle per Program stream and
+// the NCCL communicators of validate/cuda/nccl_plan.hpp (bootstrapped over MPI_COMM_WORLD), once
+// for every run of the Program.
 //
 // run() replaces the host-thread Executor (ValidateOptions::run_rank): the rank's prepared
 // TensorStore is uploaded into one device allocation (DeviceMemoryPlan), then one host thread walks
@@ -15,7 +16,7 @@
 // events become OpRecords (validate/cuda/event_timing.hpp) and the results are downloaded into the
 // TensorStore, from where gathering, numerics and dumps proceed as on the CPU.
 //
-// No CUDA type appears here, so tools/ can hold a CudaBackend behind MESHSIM_HAVE_CUDA.
+// No CUDA type appears here: the plugin's interface passes what use_cuda_backend returns.
 #include <functional>
 #include <memory>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// Calibration on the CUDA backend (builds with MESHSIM_HAVE_CUDA): the cuBLAS GEMM sweep and the
+// Calibration on the CUDA backend (in the plugin libmeshsim_cuda.so): the cuBLAS GEMM sweep and the
 // NCCL collective sweep of validate/cuda/cuda_microbench.hpp, turned into the fitter's samples
 // (validate/calibrate/profile_fit.hpp) — the same fit as the CPU backend's. Collective over
 // MPI_COMM_WORLD (MPI initialized, every rank calls it); the samples are complete on every rank.

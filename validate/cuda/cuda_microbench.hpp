@@ -3,8 +3,8 @@
 // this process's GPU and an NCCL collective sweep over all ranks of MPI_COMM_WORLD. Each point is
 // timed with CUDA events around the call, `warmup` untimed runs first, then the median of `runs`
 // (at least 5) timed runs; bandwidths with nccl-tests' definitions
-// (validate/run/microbench_stats.hpp). Plain structs and no CUDA types, so callers (meshsim
-// calibrate --backend cuda) include it behind MESHSIM_HAVE_CUDA only. Call bind_cuda_device()
+// (validate/run/microbench_stats.hpp). Plain structs and no CUDA types; part of the CUDA backend
+// plugin (validate/cuda/cuda_plugin.hpp), used by its calibration. Call bind_cuda_device()
 // (validate/cuda/cuda_backend.hpp) first.
 #include <cstdint>
 #include <vector>

@@ -32,10 +32,19 @@ TEST_CASE("cuda availability: no driver or no device is one line naming the runt
   CHECK_FALSE(cuda_unavailable_message(ok));
 }
 
+TEST_CASE("cuda availability: a plugin that did not load is its loader's one line") {
+  CudaProbe probe;
+  probe.built_with_cuda = true;
+  probe.load_error = "the CUDA backend plugin libmeshsim_cuda.so was not found (looked for /x)";
+  CHECK(cuda_unavailable_message(probe) == probe.load_error);
+}
+
 TEST_CASE("cuda availability: the probe matches the build") {
   const CudaProbe probe = probe_cuda();
-#ifdef MESHSIM_HAVE_CUDA
+#ifdef MESHSIM_CUDA_PLUGIN
+  // The build's plugin (next to meshsim, found through the build folder) loads in this process.
   CHECK(probe.built_with_cuda);
+  CHECK(probe.load_error == "");
 #else
   CHECK_FALSE(probe.built_with_cuda);
   CHECK(cuda_unavailable_message(probe));
