@@ -26,7 +26,14 @@ bool contains_any(const std::string& text, std::initializer_list<const char*> wo
                      [&](const char* w) { return text.find(w) != std::string::npos; });
 }
 
-// args["Input Dims"]: one list of non-negative sizes per input ([] for a scalar or a non-tensor).
+// Larger than any tensor dimension a GPU kernel runs (2^31): such dims are not read, so that the
+// shapes built from them cannot overflow.
+constexpr std::int64_t kMaxDim = std::int64_t{1} << 31;
+// Larger than any message a collective sends (2^50 elements).
+constexpr std::int64_t kMaxMessage = std::int64_t{1} << 50;
+
+// args["Input Dims"]: one list of sizes in [0, kMaxDim] per input ([] for a scalar or a
+// non-tensor); none at all when any size is out of that range.
 std::vector<Dims> input_dims(const KinetoCpuOp& op) {
   std::vector<Dims> out;
   const auto it = op.args.find("Input Dims");
@@ -35,7 +42,10 @@ std::vector<Dims> input_dims(const KinetoCpuOp& op) {
     Dims dims;
     if (d.is_array()) {
       for (const auto& x : d) {
-        if (!x.is_number_integer() || x.get<std::int64_t>() < 0) return {};
+        if (!x.is_number_integer() || x.get<std::int64_t>() < 0 ||
+            x.get<std::int64_t>() > kMaxDim) {
+          return {};
+        }
         dims.push_back(x.get<std::int64_t>());
       }
     }
@@ -247,7 +257,8 @@ void match_collective(const KinetoTrace& trace, const KinetoKernel& kernel, Kine
   const std::string type_name =
       type != op->args.end() && type->is_string() ? type->get<std::string>() : "";
   const DType dtype = parse_torch_dtype(type_name).value_or(DType::bf16);
-  if (!kind || in < 0 || out < 0 || group < 1 || !parse_torch_dtype(type_name)) {
+  if (!kind || in < 0 || out < 0 || in > kMaxMessage || out > kMaxMessage || group < 1 ||
+      !parse_torch_dtype(type_name)) {
     m.unmatched = fmt::format(
         "{}: collective name, message sizes, group size or dtype missing "
         "or not understood",

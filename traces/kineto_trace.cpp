@@ -216,6 +216,9 @@ KinetoTrace read_kineto_trace(std::istream& in, std::string_view origin) {
         fmt::format("{}: not a JSON trace (byte {}): expected a PyTorch profiler "
                     "Chrome trace",
                     origin, e.byte));
+  } catch (const json::exception& e) {  // a number out of range ("1e999")
+    throw InputError(fmt::format(
+        "{}: not a JSON trace ({}): expected a PyTorch profiler Chrome trace", origin, e.what()));
   }
   return parse_kineto(doc, origin);
 }

@@ -23,6 +23,8 @@
 #include "traces/chakra_codec.hpp"
 #include "traces/chakra_reader.hpp"
 #include "traces/chakra_writer.hpp"
+#include "traces/kineto_timeline.hpp"
+#include "validate/calibrate/kineto_samples.hpp"
 
 namespace meshsim::fuzz {
 namespace {
@@ -70,6 +72,20 @@ Outcome sweep_rows(const std::string& text) {
 
 Outcome published_runs(const std::string& text) {
   return guarded([&] { read_published_runs(parse_json_text(text, kOrigin), kOrigin); });
+}
+
+// A PyTorch profiler trace: read, matched, set out as a timeline and, with samples, fitted (what
+// calibrate --from-trace and compare --kineto do with it).
+Outcome kineto(const std::string& text) {
+  return guarded([&] {
+    std::istringstream in(text);
+    const KinetoTrace trace = read_kineto_trace(in, kOrigin);
+    const KinetoSamples s = kineto_calibration_samples(trace, 8);
+    (void)kineto_timeline(trace, kOrigin);
+    if (!s.samples.compute.empty() || !s.samples.comm.empty()) {
+      (void)fit_profile(*builtin_hardware("h100-sxm"), s.samples, FitOptions{.keep_peaks = true});
+    }
+  });
 }
 
 // A Chakra trace as one input: each rank's file preceded by its length (4 bytes, little-endian).
@@ -211,6 +227,7 @@ const std::vector<Target>& targets() {
       {"sweep", InputKind::json, sweep_rows},
       {"published", InputKind::json, published_runs},
       {"chakra", InputKind::bytes, chakra, chakra_seeds},
+      {"kineto", InputKind::json, kineto},
   };
   return all;
 }

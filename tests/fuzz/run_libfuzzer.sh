@@ -16,7 +16,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 seconds=${1:-60}
 shift $(($# > 0 ? 1 : 0))
 targets=("$@")
-((${#targets[@]})) || targets=(cli hardware model program sweep published)
+((${#targets[@]})) || targets=(cli hardware model program sweep published kineto)
 build=build/libfuzzer
 
 mkdir -p "$build"

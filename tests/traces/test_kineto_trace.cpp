@@ -88,3 +88,9 @@ TEST_CASE("malformed traces are refused naming the event and the field") {
                                  "ts": 1, "dur": 2, "args": {"stream": "seven"}}]})J"),
                        "t.json: traceEvents[0].args.stream: expected an integer", InputError);
 }
+
+TEST_CASE("a number beyond a double is bad input, not an internal error") {
+  // Found by the fuzz driver: nlohmann::json reports it as out_of_range, not parse_error.
+  CHECK_THROWS_WITH_AS(parse(R"J({"traceEvents": [{"ph": "X", "ts": 1e999}]})J"),
+                       doctest::Contains("t.json: not a JSON trace ("), InputError);
+}
