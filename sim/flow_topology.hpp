@@ -23,11 +23,11 @@
 // crosses the spine (NVIDIA DGX SuperPOD reference architecture, DGX H100, "Network Fabrics",
 // compute fabric: each scalable unit's 32 nodes are rail-aligned, one switch hop apart per rail,
 // and traffic between scalable units or between rails goes through the spine layer; there as
-// many leaf-spine as node-leaf cables, 1:1). Single-rail (`rail_optimized` false): every NIC of a group's nodes is on
-// the group's one leaf, and only traffic between groups crosses the spine. A leaf's spine uplink
-// and downlink each carry its downlinks' bandwidth / F_s: leaf_nodes x NIC (x NICs per node when
-// single-rail), the full size of a group even when the last group is partial, as the reference
-// architecture sizes the fabric for full scalable units.
+// many leaf-spine as node-leaf cables, 1:1). Single-rail (`rail_optimized` false): every NIC of a
+// group's nodes is on the group's one leaf, and only traffic between groups crosses the spine. A
+// leaf's spine uplink and downlink each carry its downlinks' bandwidth / F_s: leaf_nodes x NIC (x
+// NICs per node when single-rail), the full size of a group even when the last group is partial, as
+// the reference architecture sizes the fabric for full scalable units.
 #include <array>
 #include <cstdint>
 #include <string>
