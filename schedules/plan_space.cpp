@@ -72,6 +72,10 @@ std::vector<Recompute> recompute_list(const PlanLists& lists) {
   return lists.recompute.empty() ? std::vector<Recompute>{lists.base.recompute} : lists.recompute;
 }
 
+std::vector<Precision> precision_list(const PlanLists& lists) {
+  return lists.precision.empty() ? std::vector<Precision>{lists.base.precision} : lists.precision;
+}
+
 std::vector<ShardingChoice> sharding_list(const PlanLists& lists) {
   return lists.sharding.empty() ? std::vector<ShardingChoice>{sharding_choice(lists.base)}
                                 : lists.sharding;
@@ -121,6 +125,7 @@ CombinationOutcome check_combination(const TransformerModel& model, const PlanLi
   plan.sharding.zero = c.sharding.zero;
   plan.sharding.fsdp = c.sharding.fsdp;
   plan.distributed_optimizer = c.sharding.zero >= 1;
+  plan.precision = c.precision;
   // zb-v and dualpipev run their two chunks per rank with vp 1 in the plan (check_step_plan).
   try {
     check_step_plan(model, plan);
@@ -134,18 +139,19 @@ PlanSpace enumerate_plans(const TransformerModel& model, const PlanLists& lists)
   PlanSpace space;
   const std::vector<Recompute> recomputes = recompute_list(lists);
   const std::vector<ShardingChoice> shardings = sharding_list(lists);
+  const std::vector<Precision> precisions = precision_list(lists);
   // An odometer over the lists' indices, the last list turning fastest.
   const std::vector<std::size_t> sizes = {
       lists.tp.size(),  lists.pp.size(),        lists.cp.size(),          lists.vp.size(),
       lists.mbs.size(), lists.schedules.size(), lists.cp_variants.size(), lists.ep.size(),
-      lists.etp.size(), recomputes.size(),      shardings.size()};
+      lists.etp.size(), recomputes.size(),      shardings.size(),         precisions.size()};
   if (std::find(sizes.begin(), sizes.end(), std::size_t{0}) != sizes.end()) return space;
   std::vector<std::size_t> at(sizes.size(), 0);
   for (;;) {
-    const Combination c{lists.tp[at[0]],          lists.pp[at[1]],  lists.cp[at[2]],
-                        lists.vp[at[3]],          lists.mbs[at[4]], lists.schedules[at[5]],
-                        lists.cp_variants[at[6]], lists.ep[at[7]],  lists.etp[at[8]],
-                        recomputes[at[9]],        shardings[at[10]]};
+    const Combination c{lists.tp[at[0]],          lists.pp[at[1]],   lists.cp[at[2]],
+                        lists.vp[at[3]],          lists.mbs[at[4]],  lists.schedules[at[5]],
+                        lists.cp_variants[at[6]], lists.ep[at[7]],   lists.etp[at[8]],
+                        recomputes[at[9]],        shardings[at[10]], precisions[at[11]]};
     ++space.combinations;
     CombinationOutcome o = check_combination(model, lists, c);
     if (o.plan) {

@@ -14,7 +14,7 @@
 //      over pp x vp stages, the schedule's shape rules (Megatron's interleaving rules, m >= 2p
 //      for DualPipeV, ...); the id is rule_id() of its message.
 // Plans come out in a fixed order (the lists' nesting: tp, pp, cp, vp, mbs, schedule, variant,
-// ep, etp, recompute, sharding), so a sweep's rows are the same whatever runs them.
+// ep, etp, recompute, sharding, precision), so a sweep's rows are the same whatever runs them.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -51,6 +51,7 @@ struct PlanLists {
   std::vector<int> ep{1}, etp{0};        // expert parallel sizes; etp 0: = tp
   std::vector<Recompute> recompute;      // empty: base's
   std::vector<ShardingChoice> sharding;  // empty: base's
+  std::vector<Precision> precision;      // empty: base's
   StepPlan base;                         // everything else (gbs, seq, optimizer, rotation, dtype)
 };
 
@@ -63,6 +64,7 @@ struct Combination {
   int ep = 1, etp = 0;  // expert parallel sizes (etp 0: = tp)
   Recompute recompute = Recompute::none;
   ShardingChoice sharding;
+  Precision precision = Precision::bf16;
 };
 
 // Why a combination is not a plan: the rule's id and the reason with its numbers (messages of
@@ -89,6 +91,7 @@ std::string rule_id(std::string_view message);
 // The recompute and sharding lists, the base plan's value when a list is empty.
 std::vector<Recompute> recompute_list(const PlanLists& lists);
 std::vector<ShardingChoice> sharding_list(const PlanLists& lists);
+std::vector<Precision> precision_list(const PlanLists& lists);
 
 struct PlanSpace {
   std::vector<StepPlan> plans;

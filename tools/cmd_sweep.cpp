@@ -18,6 +18,7 @@
 #include <fmt/ranges.h>
 
 #include "schedules/plan_space.hpp"
+#include "schedules/precision.hpp"
 #include "sim/compute_model.hpp"
 #include "sim/error.hpp"
 #include "tools/cli_args.hpp"
@@ -25,7 +26,6 @@
 #include "tools/field_flags.hpp"
 #include "tools/model_flag.hpp"
 #include "tools/output_file.hpp"
-#include "tools/precision_flag.hpp"
 #include "tools/sharding_flags.hpp"
 #include "tools/simulation.hpp"
 #include "tools/sweep.hpp"
@@ -191,7 +191,10 @@ std::vector<OptionSpec> sweep_options() {
        "('tp4 pp2 cp1 vp1 mbs1 1f1b'; a field left out is its list's single value): the rule it "
        "breaks with its numbers, or its memory and simulated step"},
   };
-  specs.push_back(precision_option());
+  specs.push_back({"--precision", "LIST",
+                   "precisions searched, Transformer Engine's recipes for the linears: bf16, "
+                   "fp8-delayed, fp8-current, fp8-blockwise, mxfp8, nvfp4 (meshsim step "
+                   "--help says what each models) [bf16]"});
   for (auto& o : sharding_options()) specs.push_back(std::move(o));
   return specs;
 }
@@ -250,7 +253,11 @@ PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
   base.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
   read_sweep_sharding(args, defaults, lists);
-  read_precision(args, hw, base);
+  lists.precision = enum_list<Precision>(args, "--precision", "bf16", parse_precision,
+                                         "bf16, fp8-delayed, fp8-current, fp8-blockwise, mxfp8, "
+                                         "nvfp4");
+  for (const Precision p : lists.precision) check_precision_hardware(p, hw, "--precision");
+  base.precision = lists.precision.front();
   base.sequence_parallel = !args.has("--no-sequence-parallel");
   return lists;
 }
@@ -331,12 +338,17 @@ std::string shared_settings(const PlanLists& lists) {
   const std::string sharding = shardings.size() == 1
                                    ? describe_sharding(only)
                                    : fmt::format("{} (searched)", list_text(shardings));
+  const auto precisions = precision_list(lists);
+  std::string precision;  // bf16 alone goes unsaid
+  if (precisions.size() > 1) {
+    precision = fmt::format(", precision {} (searched)", list_text(precisions));
+  } else if (precisions.front() != Precision::bf16) {
+    precision = fmt::format(", precision {}", to_string(precisions.front()));
+  }
   return fmt::format("sharding {}, recompute {}{}", sharding,
                      recomputes.size() == 1 ? std::string(to_string(recomputes.front()))
                                             : list_text(recomputes) + " (searched)",
-                     lists.base.precision != Precision::bf16
-                         ? fmt::format(", precision {}", to_string(lists.base.precision))
-                         : "");
+                     precision);
 }
 
 // The text report: the cluster and workload, the plan counts, the rejection rules, the top plans

@@ -80,6 +80,7 @@ Row parse_row(const JsonField& j, std::size_t index) {
   // Optional: files written before sweeps searched them have neither.
   if (j.has("recompute")) r.recompute = j["recompute"].as_string();
   if (j.has("sharding")) r.sharding = j["sharding"].as_string();
+  if (j.has("precision")) r.precision = j["precision"].as_string();
   r.microbatches = j["microbatches"].as_int(0, kBig);
   r.oom = j["oom"].as_bool();
   r.timed = !r.oom;
@@ -96,17 +97,19 @@ Row parse_row(const JsonField& j, std::size_t index) {
   return r;
 }
 
-// Labels name the sharding and the recompute when the rows differ in them (a sweep that searched
-// them), as the sweep's own table does.
+// Labels name the sharding, the recompute and the precision when the rows differ in them (a sweep
+// that searched them), as the sweep's own table does.
 void label_searched_settings(std::vector<Row>& rows) {
   auto differs = [&](std::string Row::*field) {
     return std::any_of(rows.begin(), rows.end(),
                        [&](const Row& r) { return r.*field != rows.front().*field; });
   };
-  const bool sharding = differs(&Row::sharding), recompute = differs(&Row::recompute);
+  const bool sharding = differs(&Row::sharding), recompute = differs(&Row::recompute),
+             precision = differs(&Row::precision);
   for (Row& r : rows) {
     if (sharding) r.label += " " + r.sharding;
     if (recompute) r.label += " rc=" + r.recompute;
+    if (precision) r.label += " " + r.precision;
   }
 }
 

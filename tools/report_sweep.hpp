@@ -21,7 +21,7 @@ struct Row {
   std::size_t index = 0;  // position in the file's "rows"
   std::int64_t tp = 1, pp = 1, cp = 1, dp = 1, vp = 1, mbs = 1, microbatches = 0;
   std::string schedule, cp_variant;
-  std::string recompute, sharding;  // empty in files that predate them
+  std::string recompute, sharding, precision;  // empty in files that predate them
   bool oom = false;
   bool timed = false;  // not OOM: it has a step time
   double step_time_s = 0, tokens_per_s = 0, mfu = 0, mem_gb = 0;

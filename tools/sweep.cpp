@@ -195,6 +195,7 @@ nlohmann::ordered_json sweep_row_json(const SweepRow& r) {
   j["cp_variant"] = to_string(p.cp_variant);
   j["recompute"] = to_string(p.recompute);
   j["sharding"] = to_string(sharding_choice(p));
+  j["precision"] = to_string(p.precision);
   j["microbatches"] = microbatches(p);
   j["step_time_s"] = r.timed ? nlohmann::ordered_json(r.step_time_s) : nullptr;
   j["tokens_per_s"] = r.timed ? nlohmann::ordered_json(r.tokens_per_s) : nullptr;
@@ -209,15 +210,16 @@ nlohmann::ordered_json sweep_row_json(const SweepRow& r) {
 std::string sweep_csv(const std::vector<SweepRow>& rows) {
   const bool moe = !rows.empty() && rows.front().moe;
   std::string out = fmt::format(
-      "tp,pp,cp,dp,vp,mbs,{}schedule,cp_variant,recompute,sharding,microbatches,step_time_s,"
-      "tokens_per_s,mfu,mem_gb,oom,critical_path\n",
+      "tp,pp,cp,dp,vp,mbs,{}schedule,cp_variant,recompute,sharding,precision,microbatches,"
+      "step_time_s,tokens_per_s,mfu,mem_gb,oom,critical_path\n",
       moe ? "ep,etp," : "");
   for (const auto& r : rows) {
     const StepPlan& p = r.plan;
     out += fmt::format("{},{},{},{},{},{},", p.tp, p.pp, p.cp, p.dp, p.vp, p.microbatch_size);
     if (moe) out += fmt::format("{},{},", p.moe.ep, expert_tp(p.moe, p.tp));
-    out += fmt::format("{},{},{},{},{},", to_string(p.schedule), to_string(p.cp_variant),
-                       to_string(p.recompute), to_string(sharding_choice(p)), microbatches(p));
+    out += fmt::format("{},{},{},{},{},{},", to_string(p.schedule), to_string(p.cp_variant),
+                       to_string(p.recompute), to_string(sharding_choice(p)),
+                       to_string(p.precision), microbatches(p));
     if (r.timed) {
       out += fmt::format("{:.9g},{:.9g},{:.6f},", r.step_time_s, r.tokens_per_s, r.mfu);
     } else {

@@ -18,11 +18,13 @@ std::string cp_suffix(int cp, RingVariant v) {
   return cp > 1 ? fmt::format(" {}", to_string(v)) : "";
 }
 
-// " zero1 rc=full": the searched settings a label shows.
-std::string setting_suffix(ShardingChoice sharding, Recompute recompute, LabelAxes axes) {
+// " zero1 rc=full fp8-delayed": the searched settings a label shows.
+std::string setting_suffix(ShardingChoice sharding, Recompute recompute, Precision precision,
+                           LabelAxes axes) {
   std::string s;
   if (axes.sharding) s += fmt::format(" {}", to_string(sharding));
   if (axes.recompute) s += fmt::format(" rc={}", to_string(recompute));
+  if (axes.precision) s += fmt::format(" {}", to_string(precision));
   return s;
 }
 
@@ -48,6 +50,9 @@ std::string shown(ShardingChoice s) {
 }
 std::string shown(Recompute r) {
   return "rc=" + std::string(to_string(r));
+}
+std::string shown(Precision p) {
+  return std::string(to_string(p));
 }
 
 // The value --why names for a field: one of the sweep's list (InputError otherwise), or the
@@ -83,7 +88,8 @@ std::string minutes(double seconds) {
 }  // namespace
 
 LabelAxes label_axes(const PlanLists& lists, bool moe) {
-  return {moe, sharding_list(lists).size() > 1, recompute_list(lists).size() > 1};
+  return {moe, sharding_list(lists).size() > 1, recompute_list(lists).size() > 1,
+          precision_list(lists).size() > 1};
 }
 
 std::string plan_label(const StepPlan& p, LabelAxes axes) {
@@ -91,7 +97,7 @@ std::string plan_label(const StepPlan& p, LabelAxes axes) {
       "tp{} pp{} cp{} dp{} vp{} mbs{}{} {}{}{}", p.tp, p.pp, p.cp, p.dp, p.vp, p.microbatch_size,
       axes.experts ? fmt::format(" ep{} etp{}", p.moe.ep, expert_tp(p.moe, p.tp)) : "",
       to_string(p.schedule), cp_suffix(p.cp, p.cp_variant),
-      setting_suffix(sharding_choice(p), p.recompute, axes));
+      setting_suffix(sharding_choice(p), p.recompute, p.precision, axes));
 }
 
 std::string combination_label(const Combination& c, LabelAxes axes) {
@@ -100,7 +106,7 @@ std::string combination_label(const Combination& c, LabelAxes axes) {
       c.ep != 1 || c.etp != 0 ? fmt::format(" ep{} etp{}", c.ep, c.etp == 0 ? c.tp : c.etp) : "";
   return fmt::format("tp{} pp{} cp{} vp{} mbs{}{} {}{}{}", c.tp, c.pp, c.cp, c.vp, c.mbs, experts,
                      to_string(c.schedule), cp_suffix(c.cp, c.cp_variant),
-                     setting_suffix(c.sharding, c.recompute, axes));
+                     setting_suffix(c.sharding, c.recompute, c.precision, axes));
 }
 
 void print_rejections(std::ostream& out, const PlanSpace& space, LabelAxes axes) {
@@ -134,6 +140,7 @@ nlohmann::ordered_json rejections_json(const PlanSpace& space) {
                    {"cp_variant", to_string(c.cp_variant)},
                    {"recompute", to_string(c.recompute)},
                    {"sharding", to_string(c.sharding)},
+                   {"precision", to_string(c.precision)},
                    {"rule", r.rule},
                    {"reason", in_flag_words("sweep", r.reason)}});
   }
@@ -146,6 +153,7 @@ Combination parse_combination(std::string_view text, const PlanLists& lists) {
   std::optional<RingVariant> variant;
   std::optional<ShardingChoice> sharding;
   std::optional<Recompute> recompute;
+  std::optional<Precision> precision;
   std::string words(text);
   for (char& ch : words) ch = ch == ',' ? ' ' : ch;
   std::size_t at = 0;
@@ -173,6 +181,10 @@ Combination parse_combination(std::string_view text, const PlanLists& lists) {
     }
     if (const auto v = parse_sharding_choice(w)) {
       sharding = *v;
+      known = true;
+    }
+    if (const auto v = parse_precision(w)) {
+      precision = *v;
       known = true;
     }
     if (w.starts_with("rc=")) {
@@ -206,6 +218,7 @@ Combination parse_combination(std::string_view text, const PlanLists& lists) {
   c.recompute =
       listed_value(recompute, recompute_list(lists), "the recompute (rc=...)", "--recompute");
   c.sharding = listed_value(sharding, sharding_list(lists), "the sharding", "--sharding");
+  c.precision = listed_value(precision, precision_list(lists), "the precision", "--precision");
   return c;
 }
 

@@ -14,10 +14,11 @@
 
 namespace meshsim {
 
-// Which optional fields a label shows: ep and etp (MoE), the sharding ("zero1", "fsdp") and the
-// recompute ("rc=full") - the latter two when the sweep searches them (more than one value).
+// Which optional fields a label shows: ep and etp (MoE), the sharding ("zero1", "fsdp"), the
+// recompute ("rc=full") and the precision ("fp8-delayed") - the last three when the sweep searches
+// them (more than one value).
 struct LabelAxes {
-  bool experts = false, sharding = false, recompute = false;
+  bool experts = false, sharding = false, recompute = false, precision = false;
 };
 LabelAxes label_axes(const PlanLists& lists, bool moe);
 

@@ -198,3 +198,25 @@ TEST_CASE("sharding choice names") {
   CHECK_FALSE(parse_sharding_choice("zero4"));
   CHECK_FALSE(parse_sharding_choice("hsdp"));
 }
+
+TEST_CASE("plan space: precision is the innermost axis") {
+  const TransformerModel m = *builtin_model("llama3-8b");
+  PlanLists l = lists_for(16);
+  l.tp = {2};
+  l.pp = {1};
+  l.cp = {1};
+  l.vp = {1};
+  l.schedules = {PipelineSchedule::one_f_one_b};
+  l.sharding = {ShardingChoice{1, false}, ShardingChoice{3, true}};
+  l.precision = {Precision::bf16, Precision::fp8_delayed};
+  const PlanSpace s = enumerate_plans(m, l);
+  REQUIRE(s.plans.size() == 4);
+  CHECK(s.plans[0].precision == Precision::bf16);
+  CHECK(s.plans[1].precision == Precision::fp8_delayed);
+  CHECK(s.plans[1].sharding.zero == 1);
+  CHECK(s.plans[2].sharding.fsdp);
+  CHECK(s.plans[2].precision == Precision::bf16);
+  l.precision.clear();
+  l.base.precision = Precision::fp8_current;
+  CHECK(precision_list(l) == std::vector<Precision>{Precision::fp8_current});
+}

@@ -81,8 +81,8 @@ TEST_CASE("sweep: ranking puts the fastest first and leaves OOM rows out; CSV ha
   CHECK(r[0].step_time_s == 1.0);
   const std::string csv = sweep_csv({a, c});
   CHECK(
-      csv.starts_with("tp,pp,cp,dp,vp,mbs,schedule,cp_variant,recompute,sharding,microbatches,"
-                      "step_time_s,tokens_per_s,mfu,mem_gb,oom,"));
+      csv.starts_with("tp,pp,cp,dp,vp,mbs,schedule,cp_variant,recompute,sharding,precision,"
+                      "microbatches,step_time_s,tokens_per_s,mfu,mem_gb,oom,"));
   CHECK(csv.find(",true,") != std::string::npos);  // c is OOM: no timing columns
 }
 

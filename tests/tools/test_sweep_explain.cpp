@@ -108,6 +108,14 @@ TEST_CASE("sweep explain: searched sharding and recompute are labelled and read 
         "--why: zero2 is not in the sweep's --sharding list");
   CHECK(error("tp4 pp2 mbs1 fsdp rc=none") ==
         "--why: rc=none is not in the sweep's --recompute list");
+  // A searched precision is labelled and read back the same way.
+  l.precision = {Precision::bf16, Precision::fp8_current};
+  const Combination q = parse_combination("tp4 pp2 mbs1 zero1 rc=full fp8-current", l);
+  CHECK(q.precision == Precision::fp8_current);
+  CHECK(combination_label(q, label_axes(l, false)) ==
+        "tp4 pp2 cp1 vp1 mbs1 1f1b zero1 rc=full fp8-current");
+  CHECK(error("tp4 pp2 mbs1 zero1 rc=full") ==
+        "--why: name the precision (the sweep's --precision list has 2 values)");
 }
 
 TEST_CASE("sweep explain: --why names expert parallelism as the MoE table labels it") {
