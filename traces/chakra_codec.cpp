@@ -3,7 +3,7 @@
 #include <limits>
 
 #include <fmt/format.h>
-#include <google/protobuf/stubs/logging.h>
+#include <google/protobuf/stubs/logging.h>  // SetLogHandler (protobuf 3.21, Debian 12)
 
 #include "sim/error.hpp"
 
