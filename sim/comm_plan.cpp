@@ -157,13 +157,15 @@ std::uint64_t pair_key(int src, int dst) {
          static_cast<std::uint32_t>(dst);
 }
 
-void match_p2p(const Program& p, CommPlan& plan, std::vector<std::vector<std::int32_t>>& per_op) {
-  // Per ordered (src, dst): posted sends and receives in posting order.
-  std::unordered_map<std::uint64_t, std::vector<PendingSide>> sends, recvs;
+// Appends each matched transfer to plan.transfers and (op, transfer) to `sides`, the sender's
+// entry first, in increasing transfer order.
+void match_p2p(const Program& p, CommPlan& plan,
+               std::vector<std::pair<OpId, std::int32_t>>& sides) {
+  // Per ordered (src, dst): posted receives in posting order.
+  std::unordered_map<std::uint64_t, std::vector<PendingSide>> recvs;
   for (const Op& op : p.ops) {
     const auto* c = std::get_if<P2PCall>(&op.body);
     if (c == nullptr) continue;
-    for (const auto& t : c->sends) sends[pair_key(op.rank, t.peer)].push_back({op.id, &t});
     for (const auto& t : c->recvs) recvs[pair_key(t.peer, op.rank)].push_back({op.id, &t});
   }
   // Deterministic order: walk sends in op order.
@@ -190,8 +192,8 @@ void match_p2p(const Program& p, CommPlan& plan, std::vector<std::vector<std::in
       }
       const auto index = static_cast<std::int32_t>(plan.transfers.size());
       plan.transfers.push_back(MatchedTransfer{op.id, r.op, op.rank, t.peer, t.bytes, t.tag});
-      per_op[static_cast<std::size_t>(op.id)].push_back(index);
-      per_op[static_cast<std::size_t>(r.op)].push_back(index);
+      sides.emplace_back(op.id, index);
+      sides.emplace_back(r.op, index);
     }
   }
   for (const auto& [key, rlist] : recvs) {
@@ -286,19 +288,18 @@ CommPlan match_communication(const Program& program) {
   CommPlan plan;
   const std::size_t n = program.ops.size();
   plan.op_collective.assign(n, -1);
-  std::vector<std::vector<std::int32_t>> per_op(n);
-  match_p2p(program, plan, per_op);
+  std::vector<std::pair<OpId, std::int32_t>> sides;
+  match_p2p(program, plan, sides);
   match_collectives(program, plan);
-  plan.op_transfer_begin.resize(n + 1);
-  std::int32_t at = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    plan.op_transfer_begin[i] = at;
-    at += static_cast<std::int32_t>(per_op[i].size());
-  }
-  plan.op_transfer_begin[n] = at;
-  plan.op_transfers.reserve(static_cast<std::size_t>(at));
-  for (const auto& v : per_op)
-    plan.op_transfers.insert(plan.op_transfers.end(), v.begin(), v.end());
+  // CSR by a counting sort of (op, transfer): stable, so each op lists its transfers in
+  // increasing order.
+  plan.op_transfer_begin.assign(n + 1, 0);
+  for (const auto& [op, t] : sides) ++plan.op_transfer_begin[static_cast<std::size_t>(op) + 1];
+  for (std::size_t i = 0; i < n; ++i) plan.op_transfer_begin[i + 1] += plan.op_transfer_begin[i];
+  plan.op_transfers.resize(sides.size());
+  std::vector<std::int32_t> fill(plan.op_transfer_begin.begin(), plan.op_transfer_begin.end() - 1);
+  for (const auto& [op, t] : sides)
+    plan.op_transfers[static_cast<std::size_t>(fill[static_cast<std::size_t>(op)]++)] = t;
   return plan;
 }
 

@@ -8,6 +8,8 @@
 //   D(peer) -> C(o)                      p2p rendezvous, both directions per transfer
 //   D(member) -> R(inst) -> C(member)    collectives complete when every member has arrived
 #include <algorithm>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -48,15 +50,16 @@ std::size_t complete_vertex(std::size_t op) {
   return 2 * op + 1;
 }
 
-}  // namespace
+using EdgeList = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
 
-void check_deadlock_free(const Program& program, const CommPlan& plan) {
+// The readiness graph's edges (see the top of this file), in a fixed order.
+EdgeList readiness_edges(const Program& program, const CommPlan& plan) {
   const std::size_t n_ops = program.ops.size();
-  const std::size_t n_vertices = 2 * n_ops + plan.collectives.size();
-  std::vector<std::pair<std::size_t, std::size_t>> edges;
+  EdgeList edges;
   edges.reserve(4 * n_ops + 2 * plan.transfers.size());
-  auto add_edge = [&edges](std::size_t from, std::size_t to) { edges.emplace_back(from, to); };
-
+  auto add_edge = [&edges](std::size_t from, std::size_t to) {
+    edges.emplace_back(static_cast<std::uint32_t>(from), static_cast<std::uint32_t>(to));
+  };
   const std::size_t n_streams = program.streams.size();
   std::vector<std::int64_t> last_on_stream(
       static_cast<std::size_t>(program.world_size()) * n_streams, -1);
@@ -89,6 +92,39 @@ void check_deadlock_free(const Program& program, const CommPlan& plan) {
     }
   }
 
+  return edges;
+}
+
+// Kahn's algorithm over the edges in CSR form: true when every vertex can be ordered, i.e. the
+// graph is acyclic. Linear in vertices + edges, no recursion.
+bool acyclic(const EdgeList& edges, std::size_t n_vertices) {
+  std::vector<std::uint32_t> begin(n_vertices + 1, 0), in_degree(n_vertices, 0);
+  for (const auto& [from, to] : edges) {
+    ++begin[from + 1];
+    ++in_degree[to];
+  }
+  for (std::size_t v = 0; v < n_vertices; ++v) begin[v + 1] += begin[v];
+  std::vector<std::uint32_t> targets(edges.size()), fill(begin.begin(), begin.end() - 1);
+  for (const auto& [from, to] : edges) targets[fill[from]++] = to;
+  std::vector<std::uint32_t> ready;
+  ready.reserve(n_vertices);
+  for (std::size_t v = 0; v < n_vertices; ++v) {
+    if (in_degree[v] == 0) ready.push_back(static_cast<std::uint32_t>(v));
+  }
+  for (std::size_t head = 0; head < ready.size(); ++head) {
+    const std::uint32_t v = ready[head];
+    for (std::uint32_t e = begin[v]; e < begin[v + 1]; ++e) {
+      if (--in_degree[targets[e]] == 0) ready.push_back(targets[e]);
+    }
+  }
+  return ready.size() == n_vertices;
+}
+
+// A cycle of the graph, named op by op: a depth-first search (run only when Kahn found one).
+[[noreturn]] void report_cycle(const Program& program, const EdgeList& list,
+                               std::size_t n_vertices) {
+  const std::size_t n_ops = program.ops.size();
+  std::vector<std::pair<std::size_t, std::size_t>> edges(list.begin(), list.end());
   const Graph g(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), n_vertices);
   edges = {};
   std::vector<Vertex> parent(n_vertices);
@@ -120,6 +156,17 @@ void check_deadlock_free(const Program& program, const CommPlan& plan) {
     if (names.size() > kMaxListed) listed += fmt::format(" -> ... ({} ops in all)", names.size());
     throw InputError(fmt::format("deadlock: these ops wait on each other in a cycle: {}", listed));
   }
+  invariant_failed("a depth-first search finds the cycle Kahn's algorithm found", __FILE__,
+                   __LINE__, "no back edge");
+}
+
+}  // namespace
+
+void check_deadlock_free(const Program& program, const CommPlan& plan) {
+  const std::size_t n_vertices = 2 * program.ops.size() + plan.collectives.size();
+  MESHSIM_CHECK(n_vertices < (std::size_t{1} << 32), "the readiness graph fits 32-bit ids");
+  const EdgeList edges = readiness_edges(program, plan);
+  if (!acyclic(edges, n_vertices)) report_cycle(program, edges, n_vertices);
 }
 
 }  // namespace meshsim
