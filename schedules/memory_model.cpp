@@ -252,7 +252,10 @@ ActivationTerms activation_terms(const TransformerModel& m, const MemoryPlan& pl
       break;
   }
   terms.embedding_extra = m.dropout ? kMaskBytes * sbh / sp : 0;
-  terms.output_extra = 2 * e * sbh / sp + kFp32Bytes * s * b * dbl(m.vocab) / t;
+  const double logits = s * b * dbl(m.vocab) / t;
+  terms.output_extra =
+      2 * e * sbh / sp + cross_entropy_saved_bytes_per_logit(plan.cross_entropy) * logits;
+  terms.loss_working = cross_entropy_working_bytes_per_logit(plan.cross_entropy) * logits;
   terms.kv_rank = 2 * b * s * kv / t * e;
   if (plan.cp > 1) {
     terms.cp_buffers =
@@ -350,6 +353,7 @@ MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& 
     st.activations = whole == 0 ? st.inflight * largest_chunk
                                 : whole * largest_whole + (st.inflight - whole) * largest_chunk;
     st.recompute_working = whole < st.inflight ? terms.layer_working : 0;
+    st.loss_working = st.output_head ? terms.loss_working : 0;
     st.cp_buffers = terms.cp_buffers;
     st.workspace = plan.workspace_bytes;
     if (st.total() > est.peak_bytes) {
@@ -390,6 +394,7 @@ json to_json(const MemoryEstimate& est) {
         {"workspace", st.workspace},
         {"total", st.total()},
     };
+    if (st.loss_working > 0) stage["loss_working"] = st.loss_working;
     if (st.unsharded > 0) stage["unsharded"] = st.unsharded;
     if (st.quantized_weights > 0) stage["quantized_weights"] = st.quantized_weights;
     if (st.expert_parameters > 0) {

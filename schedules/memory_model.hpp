@@ -55,6 +55,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "schedules/cross_entropy.hpp"
 #include "schedules/model_catalog.hpp"
 #include "schedules/pipeline_orders.hpp"
 #include "schedules/precision.hpp"
@@ -143,6 +144,7 @@ struct MemoryPlan {
   bool distributed_optimizer = false;  // ZeRO-1: optimizer state sharded over dp x cp
   ShardingPlan sharding;               // ZeRO-2/3, FSDP, HSDP (schedules/sharding.hpp)
   AttentionCore attention_core = AttentionCore::flash;
+  CrossEntropy cross_entropy = CrossEntropy::vocab_parallel;  // the loss (cross_entropy.hpp)
   // Low-precision linears (schedules/precision.hpp): their saved inputs quantized and, without
   // ZeRO-3 / FSDP, the cached quantized weight copies (StageMemory::quantized_weights).
   Precision precision = Precision::bf16;
@@ -180,6 +182,7 @@ struct ActivationTerms {
   double layer_working = 0;    // transient, once per rank: recomputed layer (full) or core (sel.)
   double embedding_extra = 0;  // first global stage, per in-flight microbatch
   double output_extra = 0;     // last global stage, per in-flight microbatch
+  double loss_working = 0;     // last global stage: the loss backward's transient, once
   double kv_rank = 0;     // KV_r = 2·b·s·(kv_heads/t)·d·e: one rank's K and V of one layer
   double cp_buffers = 0;  // cp > 1: p2p/alltoall 2·KV_r (received + arriving), allgather
                           // cp·KV_r (the gathered K/V); 0 without CP
@@ -205,6 +208,9 @@ struct StageMemory {
   // w x largest chunk without recompute + (inflight - w) x largest chunk as stored.
   double activations = 0;
   double recompute_working = 0;  // ActivationTerms::layer_working (0 when nothing recomputes)
+  // The loss backward's transient on the last stage (ActivationTerms::loss_working); it and a
+  // layer's recompute are never alive at once, so the larger of the two counts.
+  double loss_working = 0;
   double cp_buffers = 0;
   double workspace = 0;
   double unsharded = 0;  // ZeRO-3 / FSDP unsharded unit buffers (schedules/sharding.hpp)
@@ -214,7 +220,8 @@ struct StageMemory {
   // are freed, and cast again, after each use).
   double quantized_weights = 0;
   double total() const {
-    return weights + gradients + optimizer + activations + recompute_working + cp_buffers +
+    return weights + gradients + optimizer + activations +
+           (recompute_working > loss_working ? recompute_working : loss_working) + cp_buffers +
            moe_buffers + workspace + unsharded + quantized_weights;
   }
 };

@@ -240,8 +240,11 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
       gather_unit(c, stage, head_unit(stage), 1);
       norm(c, "final norm", Phase::fwd);
       column_forward(c, "head", vocab_shard_, m_.hidden);
+      // Forward and backward of the cross entropy: read the logits and write their gradient
+      // (2 operands) plus the fp32 passes of the implementation (schedules/cross_entropy.hpp).
       kernel("loss", Phase::fwd, -1, mb, chunk, KernelKind::loss,
-             VectorShape{tokens_ * vocab_shard_});
+             VectorShape{tokens_ * vocab_shard_, 2,
+                         cross_entropy_fp32_bytes_per_logit(p_.cross_entropy)});
     }
     // The activation is complete once the last TP reduction is (the send waits for it).
     return waits_.empty() ? last_compute_ : waits_.back();

@@ -55,6 +55,8 @@ struct StepPlan {
   // pre-FlashAttention Megatron core: QK^T and PV GEMMs around a fused scale-mask-softmax and
   // dropout over the b x a x s x s scores, which are also kept for the backward); cp 1 only.
   AttentionCore attention = AttentionCore::flash;
+  // The loss over the head's logits (schedules/cross_entropy.hpp): its passes' bytes and memory.
+  CrossEntropy cross_entropy = CrossEntropy::vocab_parallel;
   DType dtype = DType::bf16;
   // The linears' low-precision recipe (schedules/precision.hpp): the QKV, projection and MLP GEMMs
   // of every layer (not the embedding or the head) with their casts, amax and scale updates.

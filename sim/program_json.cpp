@@ -176,7 +176,7 @@ KernelCall kernel_from_json(const JsonField& f) {
                      "fn", "quant"});
       VectorShape v{f["elements"].as_int(0, kMaxBytes)};
       if (f.has("operands")) v.operands = to_int(f["operands"], 1, kMaxVectorOperands);
-      if (f.has("mask_bytes")) v.mask_bytes = to_int(f["mask_bytes"], 0, 8);
+      if (f.has("mask_bytes")) v.mask_bytes = to_int(f["mask_bytes"], 0, kMaxVectorMaskBytes);
       k.shape = v;
   }
   k.inputs = int_list(f["inputs"], -1, kMaxInt);

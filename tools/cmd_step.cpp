@@ -65,6 +65,7 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   j["cp_rotate"] = to_string(p.kv_rotation);
   j["recompute"] = to_string(p.recompute);
   j["attention"] = to_string(p.attention);
+  j["cross_entropy"] = to_string(p.cross_entropy);
   if (p.precision != Precision::bf16) j["precision"] = to_string(p.precision);
   j["distributed_optimizer"] = p.distributed_optimizer;
   if (p.sharding.zero >= 2) j["sharding"] = describe_sharding(p.sharding);
@@ -137,6 +138,10 @@ std::vector<OptionSpec> step_options() {
       {"--attention", "flash|materialized",
        "attention core: fused FlashAttention, or QK^T / softmax / dropout / PV over kept s x s "
        "scores as Megatron-LM before FlashAttention (cp 1) [flash]"},
+      {"--cross-entropy", "vocab-parallel|torch-fp32",
+       "the loss: Megatron-LM's vocab-parallel cross entropy (fp32 softmax kept, gradient in "
+       "place), or PyTorch's cross_entropy on fp32-upcast logits as torchtitan and Hugging Face "
+       "run it (log-softmax kept, two fp32 gradients in its backward) [vocab-parallel]"},
       {"--distributed-optimizer", "",
        "shard the optimizer over dp x cp: gradient reduce-scatter + parameter all-gather"},
       {"--no-overlap-grad-reduce", "",
@@ -269,6 +274,8 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out, std::
       args.get_choice("--recompute", "none", {"none", "selective", "full", "selective-op"}));
   p.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
+  p.cross_entropy = *parse_cross_entropy(
+      args.get_choice("--cross-entropy", "vocab-parallel", {"vocab-parallel", "torch-fp32"}));
   read_precision(args, out.hardware, p);
   p.distributed_optimizer = args.has("--distributed-optimizer");
   p.overlap_param_gather = args.has("--overlap-param-gather");
@@ -387,7 +394,8 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
       "parallel, {}{}\n",
       to_string(p.schedule), microbatches(p), p.microbatch_size, seq, p.global_batch,
       std::string(to_string(p.recompute)) + micro_level(p),
-      p.attention == AttentionCore::flash ? "" : ", attention materialized",
+      std::string(p.attention == AttentionCore::flash ? "" : ", attention materialized") +
+          (p.cross_entropy == CrossEntropy::vocab_parallel ? "" : ", cross entropy torch-fp32"),
       p.sequence_parallel ? "" : "no ",
       p.sharding.zero >= 2
           ? "sharding " + describe_sharding(p.sharding)

@@ -7,7 +7,7 @@ namespace meshsim {
 namespace {
 
 // What the totals include beyond the columns, on the peak rank: ZeRO-3 / FSDP's unsharded unit
-// buffers and a low precision's quantized weight copies.
+// buffers, the loss backward's transient and a low precision's quantized weight copies.
 std::string memory_notes(const MemoryEstimate& mem) {
   std::string s;
   const StageMemory& peak = mem.stages[static_cast<std::size_t>(mem.peak_rank)];
@@ -15,6 +15,12 @@ std::string memory_notes(const MemoryEstimate& mem) {
     s += fmt::format(
         "  (total includes ZeRO-3 / FSDP unsharded unit buffers: {:.2f} GB on pipeline rank {})\n",
         peak.unsharded / 1e9, mem.peak_rank);
+  }
+  if (peak.loss_working > peak.recompute_working) {
+    s += fmt::format(
+        "  (total includes the loss backward's fp32 gradients, in place of the recompute column: "
+        "{:.2f} GB on pipeline rank {})\n",
+        peak.loss_working / 1e9, mem.peak_rank);
   }
   if (peak.quantized_weights > 0) {
     s += fmt::format(
