@@ -77,6 +77,18 @@ std::string moe_phase_of_op(const std::string& op_name, bool backward) {
   return "";
 }
 
+std::vector<std::string> simulated_moe_phases(const MoeLayerConfig& config, int gpus_per_node) {
+  const Program program = moe_layer_step(config, gpus_per_node);
+  std::vector<std::string> out;
+  for (const Op& op : program.ops) {
+    if (op.rank != 0) continue;
+    const bool bwd = op.labels.phase == Phase::bwd || op.labels.phase == Phase::wgrad;
+    const std::string phase = moe_phase_of_op(op.name, bwd);
+    if (!phase.empty() && (out.empty() || out.back() != phase)) out.push_back(phase);
+  }
+  return out;
+}
+
 MoeLayerComparison compare_moe_layer(const MoeLayerConfig& config, const HardwareProfile& hw,
                                      const std::vector<MoeRankResult>& measured) {
   const SimulationResult sim = run_simulation(moe_layer_step(config, hw.gpus_per_node), hw);

@@ -34,6 +34,10 @@ struct MoeLayerComparison {
 // "experts", "dispatch all-to-all", ...; empty for ops outside the MoE layer).
 std::string moe_phase_of_op(const std::string& op_name, bool backward);
 
+// The phases of the simulated MoE layer on rank 0, in launch order (an op's phase once per run
+// of consecutive ops): what the runner's phases must follow (tested).
+std::vector<std::string> simulated_moe_phases(const MoeLayerConfig& config, int gpus_per_node);
+
 MoeLayerComparison compare_moe_layer(const MoeLayerConfig& config, const HardwareProfile& hw,
                                      const std::vector<MoeRankResult>& measured);
 

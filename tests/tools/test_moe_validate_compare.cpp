@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
+
 #include "sim/hardware_profile.hpp"
 #include "tools/moe_validate_compare.hpp"
 
@@ -40,4 +42,24 @@ TEST_CASE("the simulated MoE layer has the measured phases (ep 2: an all-to-all 
     CHECK(p.predicted_s > 0);
     CHECK(p.measured_s == doctest::Approx(1e-3));
   }
+}
+
+TEST_CASE("the runner's phases follow the simulated MoE layer's ops in order") {
+  // ep 2 x etp 2 (every phase present in the step: all-to-alls and ETP collectives): the
+  // builder's MoE ops on rank 0 (schedules/step_moe.cpp), collapsed to phases, must be the
+  // phases the runner executes and times, in the same order. A one-rank run names the same
+  // phases (its collectives are copies).
+  MoeLayerConfig c;
+  c.ep = 2;
+  c.etp = 2;
+  const std::vector<std::string> simulated = simulated_moe_phases(c, 8);
+  MoeLayerConfig solo;
+  solo.tokens = 64;
+  const auto comm = make_solo_moe_comm();
+  const MoeRankResult r =
+      run_moe_layer(solo, 1, 0, *comm, MoeFault::none, std::chrono::steady_clock::now());
+  std::vector<std::string> ran;
+  for (const auto& p : r.phases) ran.push_back(p.name);
+  CHECK(simulated == ran);
+  CHECK(ran.size() == 18);
 }
