@@ -89,6 +89,7 @@ std::string usage() {
       "timeline.\n\nworkloads:\n";
   for (const auto& w : workload_flag_tables()) out += fmt::format("  {}\n", w.name);
   out += "  program\n";
+  out += "  moe              (one MoE layer: routing-sized all-to-all dispatch, float64 check)\n";
   out += "  suite            (the fixed configurations, predicted vs measured)\n";
   out += "\nrun 'meshsim validate <workload> --help' for its flags.\n";
   return out;
@@ -360,8 +361,8 @@ WorkloadCommand find_workload_command(const std::string& name) {
   if (name == "program") return nullptr;
   std::string names;
   for (const auto& c : workload_flag_tables()) names += fmt::format("{}, ", c.name);
-  throw InputError(
-      fmt::format("validate: unknown workload '{}' (expected {}program or suite)", name, names));
+  throw InputError(fmt::format("validate: unknown workload '{}' (expected {}program, moe or suite)",
+                               name, names));
 }
 
 std::string args_command(WorkloadCommand w) {
@@ -448,6 +449,7 @@ int run_validate_command(std::span<const std::string> argv, const CommandContext
     return argv.empty() ? 2 : 0;
   }
   if (argv[0] == "suite") return run_validate_suite_command(argv.subspan(1), ctx);
+  if (argv[0] == "moe") return run_validate_moe_command(argv.subspan(1), ctx);
   WorkloadCommand w = nullptr;
   std::optional<Args> parsed;
   try {

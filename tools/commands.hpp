@@ -32,6 +32,8 @@ int run_calibrate_command(std::span<const std::string> args, const CommandContex
 int run_calibrate_from_trace(std::span<const std::string> args, const CommandContext& ctx);
 int run_validate_suite_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_validate_command(std::span<const std::string> args, const CommandContext& ctx);
+// validate moe (tools/cmd_validate_moe.cpp): one MoE layer with data-dependent dispatch.
+int run_validate_moe_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_report_command(std::span<const std::string> args, const CommandContext& ctx);
 
 }  // namespace meshsim

@@ -36,17 +36,22 @@ MoePlan read_moe_plan(const Args& args) {
       args.get_choice("--moe-token-dispatcher", "alltoall", {"alltoall", "allgather", "flex"}));
   m.routing = parse_routing(args.get("--routing", "uniform"));
   m.overlap_comm = args.has("--overlap-moe-comm");
-  if (args.has("--moe-capacity-factor")) {
-    // A capacity factor of 0 would drop every token: the range is (0, 1e6].
-    const std::string v = args.get("--moe-capacity-factor", "");
-    const char* end = v.data() + v.size();
-    const auto [ptr, ec] = std::from_chars(v.data(), end, m.capacity_factor);
-    if (ec != std::errc() || ptr != end || !(m.capacity_factor > 0) || m.capacity_factor > 1e6) {
-      throw InputError(
-          fmt::format("--moe-capacity-factor expects a number in (0, 1000000], got '{}'", v));
-    }
-  }
+  m.capacity_factor = read_capacity_factor(args);
   return m;
+}
+
+double read_capacity_factor(const Args& args) {
+  if (!args.has("--moe-capacity-factor")) return 0;
+  // A capacity factor of 0 would drop every token: the range is (0, 1e6].
+  const std::string v = args.get("--moe-capacity-factor", "");
+  const char* end = v.data() + v.size();
+  double f = 0;
+  const auto [ptr, ec] = std::from_chars(v.data(), end, f);
+  if (ec != std::errc() || ptr != end || !(f > 0) || f > 1e6) {
+    throw InputError(
+        fmt::format("--moe-capacity-factor expects a number in (0, 1000000], got '{}'", v));
+  }
+  return f;
 }
 
 void put_moe_plan(nlohmann::ordered_json& j, const TransformerModel& model, const StepPlan& p) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schedules/step_plan.hpp"
+#include "tools/capacity_factor_flag.hpp"
 #include "tools/cli_args.hpp"
 
 namespace meshsim {

@@ -74,16 +74,35 @@ std::string measured_report_text(const Program& program, const Timeline& timelin
     out += fmt::format("numerics: {}\n", info.numerics_note);
     return out;
   }
-  out += fmt::format("numerics against {}: {}\n", info.numerics_note,
-                     info.numerics->pass ? "PASS" : "FAIL");
-  out += fmt::format("  {:<8} {:<6} {:>12} {:>12} {:>10}  {}\n", "tensor", "dtype", "max_abs_err",
-                     "max_rel_err", "tolerance", "result");
-  for (const auto& t : info.numerics->tensors) {
-    out += fmt::format("  {:<8} {:<6} {:>12.3e} {:>12.3e} {:>10.1e}  {}\n", t.tensor,
+  return out + numerics_text(*info.numerics, info.numerics_note);
+}
+
+std::string numerics_text(const NumericsReport& numerics, const std::string& reference) {
+  std::size_t width = 8;
+  for (const auto& t : numerics.tensors) width = std::max(width, t.tensor.size());
+  std::string out =
+      fmt::format("numerics against {}: {}\n", reference, numerics.pass ? "PASS" : "FAIL");
+  out += fmt::format("  {:<{}} {:<6} {:>12} {:>12} {:>10}  {}\n", "tensor", width, "dtype",
+                     "max_abs_err", "max_rel_err", "tolerance", "result");
+  for (const auto& t : numerics.tensors) {
+    out += fmt::format("  {:<{}} {:<6} {:>12.3e} {:>12.3e} {:>10.1e}  {}\n", t.tensor, width,
                        to_string(t.dtype), t.max_abs_error, t.max_rel_error, t.tolerance,
                        t.pass ? "PASS" : "FAIL");
   }
   return out;
+}
+
+nlohmann::ordered_json numerics_json(const NumericsReport& numerics, const std::string& reference) {
+  auto tensors = nlohmann::ordered_json::array();
+  for (const auto& t : numerics.tensors) {
+    tensors.push_back({{"tensor", t.tensor},
+                       {"dtype", to_string(t.dtype)},
+                       {"max_abs_error", t.max_abs_error},
+                       {"max_rel_error", t.max_rel_error},
+                       {"tolerance", t.tolerance},
+                       {"pass", t.pass}});
+  }
+  return {{"reference", reference}, {"pass", numerics.pass}, {"tensors", tensors}};
 }
 
 nlohmann::ordered_json measured_report_json(const Program& program, const Timeline& timeline,
@@ -124,17 +143,7 @@ nlohmann::ordered_json measured_report_json(const Program& program, const Timeli
   breakdown["averaged_over"] = "measured ranks";
   j["breakdown"] = breakdown;
   if (info.numerics) {
-    auto tensors = nlohmann::ordered_json::array();
-    for (const auto& t : info.numerics->tensors) {
-      tensors.push_back({{"tensor", t.tensor},
-                         {"dtype", to_string(t.dtype)},
-                         {"max_abs_error", t.max_abs_error},
-                         {"max_rel_error", t.max_rel_error},
-                         {"tolerance", t.tolerance},
-                         {"pass", t.pass}});
-    }
-    j["numerics"] = {
-        {"reference", info.numerics_note}, {"pass", info.numerics->pass}, {"tensors", tensors}};
+    j["numerics"] = numerics_json(*info.numerics, info.numerics_note);
   } else {
     j["numerics"] = nullptr;
     j["numerics_note"] = info.numerics_note;

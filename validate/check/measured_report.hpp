@@ -48,4 +48,9 @@ std::string measured_report_text(const Program& program, const Timeline& timelin
 nlohmann::ordered_json measured_report_json(const Program& program, const Timeline& timeline,
                                             const ValidateRunInfo& info);
 
+// The numerics part of both: "numerics against <reference>: PASS|FAIL" and the per-tensor table
+// (the tensor column as wide as the longest name, at least 8), or its JSON object.
+std::string numerics_text(const NumericsReport& numerics, const std::string& reference);
+nlohmann::ordered_json numerics_json(const NumericsReport& numerics, const std::string& reference);
+
 }  // namespace meshsim
