@@ -216,3 +216,19 @@ TEST_CASE("step layers: TP overlap needs tp > 1 with SP, bf16 and the GPU's SM c
   p.seq = 8192;
   CHECK_NOTHROW(check_step_plan(m, p));
 }
+
+TEST_CASE("step layers: TP overlap folds: one built TP rank times the whole ring exactly") {
+  // tiny(2) at tp 2: 32 tokens, 16 per TP rank, 4 pipelined chunks of 8 rows. Folded, each ring
+  // step is a permute on a one-member group timed as the 2-rank TP group; unfolded, both ranks
+  // run it: the same analytical times, the same step to the nanosecond.
+  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  StepPlan p = plan_of(2, 2, 1, 2, 8);
+  p.tp_comm_overlap = true;
+  p.gpu_sms = 132;
+  const Nanos folded = step_time(tiny(2), p, hw);
+  p.fold_tp = false;
+  p.fold_dp = false;
+  CHECK(step_time(tiny(2), p, hw) == folded);
+  p.tp_comm_overlap = false;
+  CHECK(step_time(tiny(2), p, hw) != folded);
+}
