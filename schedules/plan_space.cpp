@@ -126,6 +126,8 @@ CombinationOutcome check_combination(const TransformerModel& model, const PlanLi
   plan.sharding.fsdp = c.sharding.fsdp;
   plan.distributed_optimizer = c.sharding.zero >= 1;
   plan.precision = c.precision;
+  // TP communication overlap applies to the plans with tensor parallelism.
+  plan.tp_comm_overlap = lists.base.tp_comm_overlap && c.tp > 1;
   // zb-v and dualpipev run their two chunks per rank with vp 1 in the plan (check_step_plan).
   try {
     check_step_plan(model, plan);

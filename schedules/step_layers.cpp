@@ -45,8 +45,33 @@ TpLayerEmitter StepBuilder::tp_layer(const Ctx& c, bool column, std::int64_t n, 
   spec.tensors = false;
   spec.w_out_major = false;
   spec.dtype = p_.dtype;
+  spec.what = what;
+  spec.tp = t_;
+  // TE's userbuffers overlap covers the TransformerLayer's four linears (ub names qkv, proj, fc1,
+  // fc2), not the output head or MoE shared experts.
+  const std::string base = what.rfind("recompute ", 0) == 0 ? what.substr(10) : what;
+  if (p_.tp_comm_overlap && sp_ &&
+      (base == "qkv" || base == "proj" || base == "mlp up" || base == "mlp down")) {
+    spec.ub_overlap = true;
+    spec.ub_sm_share = static_cast<double>(p_.gpu_sms - kTpOverlapCommSms) / p_.gpu_sms;
+  }
   quantize_spec(spec, c, what);
   return TpLayerEmitter(spec);
+}
+
+OpId StepBuilder::tp_userbuffers(std::string name, Phase phase, CollectiveKind kind,
+                                 std::int64_t bytes, bool after_compute) {
+  std::vector<OpId> deps;
+  if (after_compute) {
+    deps = waits_;
+    if (last_compute_ >= 0) deps.push_back(last_compute_);
+  }
+  CollectiveCall call{kind, tp_group_, bytes, p_.dtype};
+  if (kind == CollectiveKind::permute) call.shift = 1;  // to the next TP rank
+  call.algo = CollectiveAlgo::userbuffers;
+  return builder_.add(rank_, tp_comm_, std::move(name),
+                      OpLabels{phase, tp_ctx_.layer, tp_ctx_.mb, -1, tp_ctx_.chunk}, call,
+                      std::move(deps));
 }
 
 OpId StepBuilder::ring_kernel(std::string name, Phase phase, int step, KernelCall call) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "schedules/tp_emitter.hpp"
 #include "sim/error.hpp"
 #include "sim/size_math.hpp"
 
@@ -51,9 +52,12 @@ std::int64_t estimated_ops(const TransformerModel& model, const StepPlan& plan, 
   // when recomputed).
   // Low-precision linears add up to 6 casts and amax passes per linear forward and backward, and
   // as many again when recomputed (48).
+  // TP communication overlap: per ring-exchanged all-gather 2 tp ops instead of 2 (four forward,
+  // two more when recomputed, two backward), per pipelined reduce-scatter 8 instead of 2 (12 tp).
   const std::int64_t per_layer = 48 + 8 * std::int64_t{plan.cp} +
                                  (plan.attention == AttentionCore::materialized ? 12 : 0) +
-                                 (plan.precision != Precision::bf16 ? 48 : 0);
+                                 (plan.precision != Precision::bf16 ? 48 : 0) +
+                                 (plan.tp_comm_overlap ? 12 * std::int64_t{plan.tp} + 24 : 0);
   const std::int64_t layers_per_rank = max_layers_per_rank(model, plan);
   // An MoE layer adds: router, top-k, aux loss, permutes, up to 8 dispatcher collectives forward
   // and backward, 6 GEMMs per local expert (up, down; dgrad, wgrad of each), shared experts.
@@ -209,6 +213,7 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
         seq, 2 * plan.cp));
   }
   check_moe_plan(model, plan.moe, plan.tp, plan.cp, plan.dp, plan.sequence_parallel);
+  check_tp_comm_overlap(plan, seq);
   if (plan.moe.overlap_comm && !model.moe) {
     throw InputError("`overlap_moe_comm` needs a model with MoE layers");
   }
@@ -221,6 +226,35 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
   check_pipeline_shape(step_shape(plan));
   // Size guard; TP folding assumed (build_training_step re-checks when it cannot fold).
   check_step_size(model, plan, plan.fold_tp && plan.tp > 1);
+}
+
+void check_tp_comm_overlap(const StepPlan& plan, std::int64_t seq) {
+  if (!plan.tp_comm_overlap) return;
+  if (plan.tp < 2 || !plan.sequence_parallel) {
+    throw InputError(fmt::format(
+        "`tp_comm_overlap` needs `tp` > 1 with sequence parallelism (got tp {}{}): Transformer "
+        "Engine's userbuffers overlap replaces the sequence-parallel all-gathers and "
+        "reduce-scatters",
+        plan.tp, plan.sequence_parallel ? "" : ", sequence parallelism off"));
+  }
+  if (plan.precision != Precision::bf16) {
+    throw InputError(
+        fmt::format("`tp_comm_overlap` is modelled for bf16 linears only, got `precision` {}",
+                    to_string(plan.precision)));
+  }
+  if (plan.gpu_sms <= kTpOverlapCommSms) {
+    throw InputError(fmt::format(
+        "`tp_comm_overlap` needs the GPU's SM count (`gpu_sms` > {}, the SMs Transformer Engine's "
+        "communication kernels take), got {}",
+        kTpOverlapCommSms, plan.gpu_sms));
+  }
+  const std::int64_t tokens = plan.microbatch_size * (seq / plan.cp);
+  if (tokens % kTpOverlapSplits != 0) {
+    throw InputError(fmt::format(
+        "`tp_comm_overlap`: the {} tokens of a microbatch (mbs x seq / cp) must be divisible by "
+        "the {} chunks of Transformer Engine's pipelined reduce-scatter",
+        tokens, kTpOverlapSplits));
+  }
 }
 
 std::int64_t estimated_step_ops(const TransformerModel& model, const StepPlan& plan,

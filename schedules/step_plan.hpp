@@ -51,6 +51,16 @@ struct StepPlan {
   // --overlap-grad-reduce); false: every bucket after the rank's whole backward, as Megatron-LM's
   // allreduce_gradients() after forward_backward before Megatron-Core (2021-2022 runs).
   bool overlap_grad_reduce = true;
+  // Transformer Engine's userbuffers TP communication overlap as Megatron-Core's --tp-comm-overlap
+  // runs it with TE's default per-layer configuration (schedules/tp_emitter_overlap.cpp), with
+  // sequence parallelism: the all-gathers before the QKV and MLP-up GEMMs and of dY before the
+  // projection and MLP-down dgrad GEMMs as tp ring-exchange steps beside tp chunk GEMMs; the
+  // reduce-scatters after the projection and MLP-down GEMMs pipelined over 4 chunk GEMMs; the
+  // column layers' backward collectives as userbuffers bulk overlaps.
+  bool tp_comm_overlap = false;
+  // The GPU's streaming multiprocessors, with tp_comm_overlap: the GEMMs beside TE's SM-based
+  // communication kernels run on gpu_sms - 16 of them (0: not given).
+  int gpu_sms = 0;
   // The attention core: flash (one fused kernel, no s x s scores kept) or materialized (the
   // pre-FlashAttention Megatron core: QK^T and PV GEMMs around a fused scale-mask-softmax and
   // dropout over the b x a x s x s scores, which are also kept for the backward); cp 1 only.
@@ -112,6 +122,9 @@ MemoryPlan memory_plan(const StepPlan& plan);
 // seq by cp (2 cp for zigzag) and tp under SP, gbs by dp x mbs, layers over pp x vp, the
 // schedule's shape rules, world size = tp x pp x cp x dp).
 void check_step_plan(const TransformerModel& model, const StepPlan& plan);
+// The rules of tp_comm_overlap (tp > 1, sequence parallel, bf16 linears, the GPU's SMs, tokens per
+// microbatch by TE's 4 reduce-scatter chunks); part of check_step_plan.
+void check_tp_comm_overlap(const StepPlan& plan, std::int64_t seq);
 
 // The builder's size estimate of the plan's Program: built ranks (tp x pp x cp x dp, less the
 // folded tp and dp) x microbatches x layers per pipeline rank x (40 + 8 cp) ops per layer, an

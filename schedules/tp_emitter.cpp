@@ -5,13 +5,14 @@
 namespace meshsim {
 
 OpId TpLayerEmitter::gemm(TpEmitHost& host, const std::string& name, Phase phase, GemmShape shape,
-                          std::vector<SlotId> in, std::vector<SlotId> out) const {
+                          std::vector<SlotId> in, std::vector<SlotId> out, double sm_share) const {
   if (!s_.tensors) {
     in.clear();
     out.clear();
   }
   KernelCall call{KernelKind::gemm, s_.dtype, shape, std::move(in), std::move(out)};
   call.quant = s_.quant;
+  call.sm_share = sm_share;
   return host.tp_kernel(name, phase, std::move(call));
 }
 
@@ -34,16 +35,16 @@ OpId TpLayerEmitter::forward_gemm(TpEmitHost& host, const std::string& name, Pha
 
 // dX [T, k] = dY [T, n] W (W stored [n, k]) or dY W^T (W stored [k, n]).
 void TpLayerEmitter::dgrad_gemm(TpEmitHost& host, const std::string& name, SlotId dy, SlotId w,
-                                SlotId dx) const {
+                                SlotId dx, double sm_share) const {
   gemm(host, name, Phase::bwd, GemmShape{s_.tokens, s_.k, s_.n, false, !s_.w_out_major, false},
-       {dy, w}, {dx});
+       {dy, w}, {dx}, sm_share);
 }
 
 // dW [n, k] += dY^T [n, T] X [T, k], accumulated into the fp32 main grad.
 void TpLayerEmitter::wgrad_gemm(TpEmitHost& host, const std::string& name, SlotId dy, SlotId x,
-                                SlotId dw) const {
+                                SlotId dw, double sm_share) const {
   gemm(host, name, Phase::wgrad, GemmShape{s_.n, s_.k, s_.tokens, true, false, true}, {dy, x, dw},
-       {dw});
+       {dw}, sm_share);
 }
 
 // bias add: Y[i, :] += b over rows x n elements; bias grad: db += the sum of dY's rows.
@@ -67,6 +68,12 @@ void TpLayerEmitter::forward(TpEmitHost& host, const TpTensors& t, const TpNames
   cast_weight(host, phase);
   if (s_.column) {
     // The forward needs all of X: gather the T/t-row shards, then wait.
+    if (ring_overlap()) {
+      ring_exchange_gemm(host, names.fwd_gemm, s_.what + " x ring exchange", phase, s_.k,
+                         GemmShape{s_.local_tokens, s_.n, s_.k, false, s_.w_out_major, false});
+      bias_op(host, names.bias_add, phase, ElementwiseFn::bias_add, s_.tokens, t.y, t.b, t.y);
+      return;
+    }
     if (sp && quantized()) {
       host.tp_wait(quantized_gather(host, s_.what + " x", names.x_gather, phase, s_.k, 2));
     } else if (sp) {
@@ -80,8 +87,12 @@ void TpLayerEmitter::forward(TpEmitHost& host, const TpTensors& t, const TpNames
     return;
   }
   if (quantized()) quantize(host, s_.what + " x", phase, s_.tokens * s_.k, 2);
-  forward_gemm(host, names.fwd_gemm, phase, t.x, t.w, t.y_partial);
-  if (s_.comm) {
+  if (ring_overlap()) {
+    pipelined_reduce_scatter(host, names, phase);
+  } else {
+    forward_gemm(host, names.fwd_gemm, phase, t.x, t.w, t.y_partial);
+  }
+  if (s_.comm && !ring_overlap()) {
     // Sum the partial products: on the critical path, the host waits.
     host.tp_wait(sp ? collective(host, names.y_reduce_scatter, phase,
                                  CollectiveKind::reduce_scatter, t.y_partial, t.y)
@@ -110,15 +121,15 @@ void TpLayerEmitter::column_backward(TpEmitHost& host, const TpTensors& t, const
   OpId gather = -1;
   if (sp && with_wgrad) {
     // The saved quantized X shards (or bf16 ones, cast again below, when TE gathers in bf16).
-    gather = collective(host, names.x_gather_bwd, Phase::bwd, CollectiveKind::all_gather, t.x,
-                        t.x_total, gathered_bytes());
+    gather = column_comm(host, names.x_gather_bwd, CollectiveKind::all_gather, t.x, t.x_total,
+                         gathered_bytes());
     if (s_.sync) host.tp_wait(gather);
   }
-  dgrad_gemm(host, names.dgrad_gemm, t.dy, t.w, t.dx_partial);
+  dgrad_gemm(host, names.dgrad_gemm, t.dy, t.w, t.dx_partial, gather >= 0 ? bulk_share() : 1.0);
   OpId reduce = -1;
   if (s_.comm) {
-    reduce = sp ? collective(host, names.dx_reduce_scatter, Phase::bwd,
-                             CollectiveKind::reduce_scatter, t.dx_partial, t.dx)
+    reduce = sp ? column_comm(host, names.dx_reduce_scatter, CollectiveKind::reduce_scatter,
+                              t.dx_partial, t.dx)
                 : collective(host, names.dx_all_reduce, Phase::bwd, CollectiveKind::all_reduce,
                              t.dx_partial, t.dx);
     if (s_.sync) host.tp_wait(reduce);
@@ -130,7 +141,8 @@ void TpLayerEmitter::column_backward(TpEmitHost& host, const TpTensors& t, const
     if (sp && quantized() && !s_.gather_quantized) {
       quantize(host, s_.what + " x", Phase::bwd, s_.tokens * s_.k, 1);
     }
-    wgrad_gemm(host, names.wgrad_gemm, t.dy_total, t.x_total, t.dw);
+    wgrad_gemm(host, names.wgrad_gemm, t.dy_total, t.x_total, t.dw,
+               reduce >= 0 ? bulk_share() : 1.0);
   }
   if (!s_.sync) host.tp_wait(reduce);  // dX is complete for whatever runs next
 }
@@ -138,7 +150,11 @@ void TpLayerEmitter::column_backward(TpEmitHost& host, const TpTensors& t, const
 void TpLayerEmitter::row_backward(TpEmitHost& host, const TpTensors& t, const TpNames& names,
                                   bool with_wgrad) const {
   const bool sp = s_.sequence_parallel && s_.comm;
-  if (sp && quantized()) {
+  if (ring_overlap()) {
+    // dX [T, k] = dY [T, n] W in T/t-row chunks as dY's shards arrive.
+    ring_exchange_gemm(host, names.dgrad_gemm, s_.what + " dy ring exchange", Phase::bwd, s_.n,
+                       GemmShape{s_.local_tokens, s_.k, s_.n, false, !s_.w_out_major, false});
+  } else if (sp && quantized()) {
     host.tp_wait(quantized_gather(host, s_.what + " dy", names.dy_gather, Phase::bwd, s_.n, 2));
   } else if (sp) {
     // The backward of the reduce-scatter: gather dY's T/t-row shards before anything uses it.
@@ -147,7 +163,7 @@ void TpLayerEmitter::row_backward(TpEmitHost& host, const TpTensors& t, const Tp
   } else if (quantized()) {
     quantize(host, s_.what + " dy", Phase::bwd, s_.tokens * s_.n, 2);
   }
-  dgrad_gemm(host, names.dgrad_gemm, t.dy_total, t.w, t.dx);
+  if (!ring_overlap()) dgrad_gemm(host, names.dgrad_gemm, t.dy_total, t.w, t.dx);
   if (!with_wgrad) return;
   wgrad_gemm(host, names.wgrad_gemm, t.dy_total, t.x, t.dw);
   bias_op(host, names.bias_grad, Phase::wgrad, ElementwiseFn::bias_grad, s_.tokens, t.dy_total,

@@ -16,6 +16,17 @@
 
 namespace meshsim {
 
+// Transformer Engine's userbuffers overlap as Megatron-Core's --tp-comm-overlap runs it without
+// --tp-comm-overlap-cfg: TE's default configuration per layer (transformer_engine/pytorch/module/
+// base.py, initialize_ub's get_default_config): "ring_exchange" for qkv_fprop, fc1_fprop,
+// proj_dgrad and fc2_dgrad (num_splits = tp, use_ce: copy-engine p2p taking no SMs,
+// set_sm_margin off); "pipeline" for proj_fprop and fc2_fprop (num_splits 4, num_sm 16,
+// set_sm_margin on); "bulk" for qkv_dgrad, qkv_wgrad, fc1_dgrad and fc1_wgrad (num_sm 16,
+// set_sm_margin on). With set_sm_margin the GEMM runs on sm_count - num_sm SMs
+// (comm_gemm_overlap.cpp, CommOverlapCore: _math_sms).
+inline constexpr int kTpOverlapSplits = 4;    // "pipeline" num_splits
+inline constexpr int kTpOverlapCommSms = 16;  // "pipeline" and "bulk" num_sm
+
 // The tensors one rank touches (all -1 when the Program has no tensors). When t = 1 the
 // gathered/partial slots alias the local ones.
 struct TpTensors {
@@ -52,6 +63,13 @@ struct TpLayerSpec {
   bool gather_quantized = true;  // SP all-gathers of X and dY send the quantized tensor
   bool cast_weight = false;      // this forward casts W (else TE's cached quantized copy)
   std::string what;              // the layer's name: its casts are "<what> x cast", ...
+  // TE's userbuffers overlap of this layer (without tensors, sequence parallel only; the
+  // kTpOverlap* configuration above): ring-exchanged all-gathers, the pipelined reduce-scatter,
+  // bulk-overlapped column backward; ub_sm_share: the SMs left to a GEMM beside an SM-based
+  // communication kernel, (sm_count - num_sm) / sm_count.
+  bool ub_overlap = false;
+  double ub_sm_share = 1.0;
+  int tp = 1;  // t: the ring's steps
 };
 
 class TpEmitHost {
@@ -63,6 +81,13 @@ class TpEmitHost {
                              SlotId in, SlotId out) = 0;
   // Makes the next kernel wait for op (ignored when op < 0).
   virtual void tp_wait(OpId op) = 0;
+  // A userbuffers transfer of the TP group on its communication stream (TpLayerSpec::ub_overlap):
+  // a permute to the next TP rank (one ring-exchange step), or an all-gather / reduce-scatter.
+  // after_compute: it waits for the last compute kernel and the pending waits, as tp_collective;
+  // else only for the transfer before it on the stream (TE's send waits for the last receive).
+  // Hosts without TP overlap keep this default, which refuses.
+  virtual OpId tp_userbuffers(std::string name, Phase phase, CollectiveKind kind,
+                              std::int64_t bytes, bool after_compute);
 
  protected:
   ~TpEmitHost() = default;
@@ -80,14 +105,16 @@ class TpLayerEmitter {
 
  private:
   OpId gemm(TpEmitHost& host, const std::string& name, Phase phase, GemmShape shape,
-            std::vector<SlotId> in, std::vector<SlotId> out) const;
+            std::vector<SlotId> in, std::vector<SlotId> out, double sm_share = 1.0) const;
   // element_bytes > 0: the tensor is sent in a quantized format of that many bytes per element.
   OpId collective(TpEmitHost& host, const std::string& name, Phase phase, CollectiveKind kind,
                   SlotId in, SlotId out, double element_bytes = 0) const;
   OpId forward_gemm(TpEmitHost& host, const std::string& name, Phase phase, SlotId x, SlotId w,
                     SlotId y) const;
-  void dgrad_gemm(TpEmitHost& host, const std::string& name, SlotId dy, SlotId w, SlotId dx) const;
-  void wgrad_gemm(TpEmitHost& host, const std::string& name, SlotId dy, SlotId x, SlotId dw) const;
+  void dgrad_gemm(TpEmitHost& host, const std::string& name, SlotId dy, SlotId w, SlotId dx,
+                  double sm_share = 1.0) const;
+  void wgrad_gemm(TpEmitHost& host, const std::string& name, SlotId dy, SlotId x, SlotId dw,
+                  double sm_share = 1.0) const;
   void bias_op(TpEmitHost& host, const std::string& name, Phase phase, ElementwiseFn fn,
                std::int64_t rows, SlotId a, SlotId b, SlotId out) const;
   void column_backward(TpEmitHost& host, const TpTensors& t, const TpNames& names,
@@ -112,6 +139,21 @@ class TpLayerEmitter {
   // cast after; returns the gather the next kernel must wait for (-1 when it already waited).
   OpId quantized_gather(TpEmitHost& host, const std::string& name, const std::string& gather_name,
                         Phase phase, std::int64_t features, std::int32_t copies) const;
+
+  // ---- userbuffers overlap (tp_emitter_overlap.cpp) ----
+  bool ring_overlap() const { return s_.ub_overlap && s_.sequence_parallel && s_.comm; }
+  // AG+GEMM: the all-gather of a [T, features] tensor as t - 1 ring-exchange steps beside t chunk
+  // GEMMs of T/t rows each (`chunk`: one chunk's shape).
+  void ring_exchange_gemm(TpEmitHost& host, const std::string& gemm_name,
+                          const std::string& exchange_name, Phase phase, std::int64_t features,
+                          GemmShape chunk) const;
+  // GEMM+RS: the forward GEMM in kTpOverlapSplits row chunks, each chunk's reduce-scatter beside
+  // the next chunk's GEMM; the host waits for the last.
+  void pipelined_reduce_scatter(TpEmitHost& host, const TpNames& names, Phase phase) const;
+  // A backward collective of the column layer: userbuffers (bulk overlap) or NCCL.
+  OpId column_comm(TpEmitHost& host, const std::string& name, CollectiveKind kind, SlotId in,
+                   SlotId out, double element_bytes = 0) const;
+  double bulk_share() const { return ring_overlap() ? s_.ub_sm_share : 1.0; }
 
   TpLayerSpec s_;
 };

@@ -347,6 +347,18 @@ std::vector<std::string> builtin_hardware_names() {
           "b300",     "gb200-nvl72", "gb300-nvl72", "mi300x"};
 }
 
+std::optional<int> builtin_sm_count(std::string_view name) {
+  // H100 SXM5: 132 SMs ("NVIDIA H100 Tensor Core GPU Architecture" whitepaper, 2022, Table 3).
+  // H200 SXM (HBM3e) and H800 SXM (8 NVLink links) are the H100 SXM5's GH100 configuration with
+  // another memory or NVLink: the same 132 SMs behind the same dense peaks as the profiles here.
+  // A100 SXM4: 108 SMs ("NVIDIA A100 Tensor Core GPU Architecture" whitepaper, 2020, Table 1).
+  static const std::map<std::string, int, std::less<>> kSms = {
+      {"h100-sxm", 132}, {"h200-sxm", 132}, {"h800-sxm", 132}, {"a100-sxm", 108}};
+  const auto it = kSms.find(name);
+  if (it == kSms.end()) return std::nullopt;
+  return it->second;
+}
+
 std::optional<HardwareProfile> builtin_hardware(std::string_view name) {
   const auto& m = builtins();
   const auto it = m.find(name);

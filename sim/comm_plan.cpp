@@ -112,7 +112,12 @@ void check_op_body(const Program& p, const Op& op, OpId id, int world) {
       fail_op(id, fmt::format("collective group {} does not exist", coll.group));
     }
     if (coll.bytes < 0) fail_op(id, "collective with negative bytes");
-    if (coll.algo != CollectiveAlgo::automatic && coll.kind != CollectiveKind::all_reduce) {
+    if (coll.algo == CollectiveAlgo::userbuffers) {
+      if (coll.kind != CollectiveKind::permute && coll.kind != CollectiveKind::all_gather &&
+          coll.kind != CollectiveKind::reduce_scatter) {
+        fail_op(id, "algorithm userbuffers is for permute, all_gather and reduce_scatter only");
+      }
+    } else if (coll.algo != CollectiveAlgo::automatic && coll.kind != CollectiveKind::all_reduce) {
       fail_op(id, fmt::format("algorithm {} is for all_reduce only", to_string(coll.algo)));
     }
     check_slot(p, id, coll.input, op.rank);

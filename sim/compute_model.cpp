@@ -91,8 +91,10 @@ double compute_seconds(const HardwareProfile& hw, const KernelCall& call) {
                       quant_uses_fp4(call.quant) ? "fp4" : "fp8", to_string(call.quant)));
     }
   }
+  // A GEMM launched on a share of the SMs (KernelCall::sm_share) runs its math at that share of
+  // the rate the efficiency model gives its shape on the whole GPU.
   return roofline_at_peak(hw, flops, kernel_bytes(call), peak,
-                          flops > 0 ? compute_efficiency(hw, call, flops) : 1.0,
+                          flops > 0 ? compute_efficiency(hw, call, flops) * call.sm_share : 1.0,
                           to_string(math_dtype(call)));
 }
 

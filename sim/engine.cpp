@@ -259,7 +259,7 @@ class Run {
         break;
       }
       case OpKind::collective: {
-        if (interference_) comm_running_changed(h.rank, +1, t);
+        if (interference_ && takes_sms(id)) comm_running_changed(h.rank, +1, t);
         const std::int32_t c = plan_.op_collective[uid];
         const auto ci = static_cast<std::size_t>(c);
         if (++coll_arrived_[ci] ==
@@ -294,6 +294,14 @@ class Run {
     push(end, w.op, EventType::op_done);
   }
 
+  // Whether a collective's kernel slows the compute beside it (comm_interference). Transformer
+  // Engine's userbuffers transfers do not: copy-engine copies take no SMs, and the GEMMs beside
+  // its SM-based kernels already run on the SMs those leave (KernelCall::sm_share).
+  bool takes_sms(OpId id) const {
+    const auto& call = std::get<CollectiveCall>(program_.ops[static_cast<std::size_t>(id)].body);
+    return call.algo != CollectiveAlgo::userbuffers;
+  }
+
   // A comm kernel starts or ends on `rank`: running compute there changes speed.
   void comm_running_changed(int rank, int delta, Nanos t) {
     auto& count = comm_running_[static_cast<std::size_t>(rank)];
@@ -321,7 +329,7 @@ class Run {
         running.erase(std::find_if(running.begin(), running.end(),
                                    [op](const RunningWork& w) { return w.op == op; }));
       }
-    } else if (interference_) {
+    } else if (interference_ && (h.kind == OpKind::p2p || takes_sms(id))) {
       comm_running_changed(h.rank, -1, t);
     }
     if (h.stream_next != kNone) satisfy(h.stream_next, op, false);

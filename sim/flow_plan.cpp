@@ -295,6 +295,19 @@ GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, Collec
       g.latency = latency_ns(net, layout.spans, 2 * (n - 1));
       break;
   }
+  if (algo == CollectiveAlgo::userbuffers) {
+    // Transformer Engine's userbuffers: the same flows, one NVLink step of latency
+    // (sim/network_analytical.hpp, userbuffers_latency).
+    if (layout.spans) {
+      throw InputError(fmt::format(
+          "a userbuffers {} across nodes: Transformer Engine's userbuffers overlap needs the TP "
+          "group inside one NVLink domain",
+          to_string(kind)));
+    }
+    g.latency = seconds_to_ns(userbuffers_latency(net), [&] {
+      return fmt::format("a userbuffers latency with {}", describe_network(net));
+    });
+  }
   g.usage = usage.take();
   return g;
 }

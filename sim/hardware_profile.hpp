@@ -107,6 +107,11 @@ HardwareProfile hardware_from_json(const nlohmann::json& j, std::string_view ori
 std::vector<std::string> builtin_hardware_names();
 // The built-in profile of that name, or nullopt.
 std::optional<HardwareProfile> builtin_hardware(std::string_view name);
+// The streaming multiprocessors of the GPU a built-in profile describes, from NVIDIA's
+// architecture documents (sources beside the table in sim/builtin_hardware.cpp); nullopt for other
+// names. Not a profile field: only Transformer Engine's SM-based communication kernels
+// (--tp-comm-overlap) need it.
+std::optional<int> builtin_sm_count(std::string_view name);
 // NAME of a built-in, or a path to a JSON file. Throws InputError with the origin in the message.
 HardwareProfile load_hardware(std::string_view name_or_path);
 // 16 hex digits identifying the profile's figures (FNV-1a of its canonical JSON without

@@ -98,6 +98,11 @@ struct KernelCall {
   // (1: row-wise; 2: row- and column-wise, the transposed copy Hopper's FP8 GEMMs need for the
   // backward, or MXFP8's second scaling direction). Other kinds: none.
   QuantFormat quant = QuantFormat::none;
+  // gemm: the share of the GPU's SMs the GEMM is launched on, in (0, 1]: below 1 when SMs are kept
+  // for a communication kernel running beside it (Transformer Engine's set_sm_margin: the GEMM
+  // gets sm_count - num_sm SMs, comm_gemm_overlap.cpp's _math_sms). Its math runs at that share of
+  // the peak.
+  double sm_share = 1.0;
   bool operator==(const KernelCall&) const = default;
 };
 

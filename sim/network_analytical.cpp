@@ -49,6 +49,10 @@ double tree_allreduce_latency(const NetworkProfile& net, int nodes, int per_node
                 static_cast<double>(std::max(per_node, 1) - 1) * net.nvlink_step_latency);
 }
 
+double userbuffers_latency(const NetworkProfile& net) {
+  return net.nvlink_step_latency;
+}
+
 double comm_latency(const NetworkProfile& net, LinkClass link, int steps) {
   return latency(net, link, steps);
 }
@@ -107,12 +111,39 @@ CommCost p2p_cost(const NetworkProfile& net, bool same_node, std::int64_t bytes)
   return c;
 }
 
+namespace {
+
+// A userbuffers transfer inside one NVLink domain: one step of userbuffers_latency; a permute
+// (one ring-exchange step) moves M over the GPU's NVLink, an all-gather or reduce-scatter
+// (TE's SM-based userbuffers kernels) (n-1)/n M at the NVLink bus bandwidth.
+CommCost userbuffers_cost(const NetworkProfile& net, CollectiveKind kind,
+                          const GroupPlacement& placement, std::int64_t bytes) {
+  if (placement.nodes > 1) {
+    throw InputError(fmt::format(
+        "a userbuffers {} over {} nodes: Transformer Engine's userbuffers overlap needs the TP "
+        "group inside one NVLink domain",
+        to_string(kind), placement.nodes));
+  }
+  CommCost c;
+  const double nd = static_cast<double>(placement.ranks);
+  const double m = static_cast<double>(bytes);
+  c.link = LinkClass::nvlink;
+  c.bus_bw = net.nvlink_bus_bw;
+  c.steps = 1;
+  const double moved = kind == CollectiveKind::permute ? m : (nd - 1) / nd * m;
+  c.seconds = userbuffers_latency(net) + moved / c.bus_bw;
+  return c;
+}
+
+}  // namespace
+
 CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
                          const GroupPlacement& placement, std::int64_t bytes, CollectiveAlgo algo) {
   MESHSIM_CHECK(bytes >= 0, fmt::format("{} of {} bytes", to_string(kind), bytes));
   CommCost c;
   const int n = placement.ranks;
   if (n <= 1) return c;  // a group of one rank moves nothing
+  if (algo == CollectiveAlgo::userbuffers) return userbuffers_cost(net, kind, placement, bytes);
   c.link = placement.nodes > 1 ? LinkClass::network : LinkClass::nvlink;
   if (auto eff = calibrated_for(net, to_string(kind), c.link)) {
     return collective_cost(*eff, kind, placement, bytes, algo);

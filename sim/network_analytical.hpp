@@ -42,6 +42,14 @@ CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
 // group spans nodes or the profile has no NVLS), chosen by automatic inside a node with NVLS.
 bool uses_nvls(const NetworkProfile& net, const GroupPlacement& placement, CollectiveAlgo algo);
 
+// The latency of one Transformer Engine userbuffers transfer (CollectiveAlgo::userbuffers): one
+// NVLink step of the profile (nvlink_step_latency, NCCL's per-hop Simple-protocol figure on the
+// built-ins) without NCCL's base latency: userbuffers registers its buffers once over CUDA IPC
+// (TE's initialize_ub) and each ring-exchange step is one copy-engine cudaMemcpyAsync into the
+// peer's buffer plus a flag (comm_gemm_overlap/userbuffers/userbuffers.cu, userbuffers_send), not
+// a collective call with its protocol set-up.
+double userbuffers_latency(const NetworkProfile& net);
+
 // latency = base + steps x per-step latency of the link class the steps cross (seconds).
 double comm_latency(const NetworkProfile& net, LinkClass link, int steps);
 // The profile's network figures in its own field names and units, for messages about a comm

@@ -12,7 +12,8 @@ namespace {
 
 constexpr std::array<std::string_view, 5> kPhaseNames = {"none", "fwd", "bwd", "wgrad",
                                                          "optimizer"};
-constexpr std::array<std::string_view, 4> kAlgoNames = {"automatic", "ring", "tree", "nvls"};
+constexpr std::array<std::string_view, 5> kAlgoNames = {"automatic", "ring", "tree", "nvls",
+                                                        "userbuffers"};
 constexpr std::array<std::string_view, kCollectiveKindCount> kCollectiveNames = {
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "permute", "broadcast", "barrier"};
 

@@ -65,8 +65,12 @@ std::string_view to_string(CollectiveKind k);
 std::optional<CollectiveKind> parse_collective_kind(std::string_view name);
 
 // The algorithm of an all-reduce: automatic picks NVLS inside a node where the profile has it and
-// the ring otherwise (NCCL's usual choice); ring, tree and nvls force one. Other kinds: automatic.
-enum class CollectiveAlgo : std::uint8_t { automatic, ring, tree, nvls };
+// the ring otherwise (NCCL's usual choice); ring, tree and nvls force one. Other kinds: automatic,
+// or userbuffers for a permute, all-gather or reduce-scatter inside one NVLink domain: Transformer
+// Engine's userbuffers (transformer_engine/common/comm_gemm_overlap/userbuffers), copies between
+// buffers registered once over CUDA IPC, without NCCL's per-call protocol latency (priced in
+// sim/network_analytical: userbuffers_latency).
+enum class CollectiveAlgo : std::uint8_t { automatic, ring, tree, nvls, userbuffers };
 std::string_view to_string(CollectiveAlgo a);
 std::optional<CollectiveAlgo> parse_collective_algo(std::string_view name);
 

@@ -49,6 +49,7 @@ ojson kernel_to_json(const KernelCall& k) {
   j["outputs"] = k.outputs;
   if (k.fn != ElementwiseFn::none) j["fn"] = to_string(k.fn);
   if (k.quant != QuantFormat::none) j["quant"] = to_string(k.quant);
+  if (k.sm_share != 1.0) j["sm_share"] = k.sm_share;
   return j;
 }
 
@@ -142,10 +143,16 @@ KernelCall kernel_from_json(const JsonField& f) {
     }
     k.quant = *parsed_quant;
   }
+  if (f.has("sm_share")) {
+    const JsonField share = f["sm_share"];
+    const double v = share.as_positive();
+    if (v > 1.0 || k.kind != KernelKind::gemm) share.fail("a gemm's share of the SMs in (0, 1]");
+    k.sm_share = v;
+  }
   const bool row_accumulate = k.kind == KernelKind::accumulate && f.has("attention");
   switch (row_accumulate ? 1 : expected_shape_index(k.kind)) {
     case 0: {
-      f.expect_keys({"kind", "dtype", "gemm", "inputs", "outputs", "fn", "quant"});
+      f.expect_keys({"kind", "dtype", "gemm", "inputs", "outputs", "fn", "quant", "sm_share"});
       const JsonField g = f["gemm"];
       g.expect_keys({"m", "n", "k", "trans_a", "trans_b", "accumulate"});
       k.shape = GemmShape{g["m"].as_int(0, kMaxBytes), g["n"].as_int(0, kMaxBytes),
@@ -244,7 +251,7 @@ Op op_from_json(const JsonField& f, OpId id) {
     if (c.has("algo")) {
       const JsonField algo = c["algo"];
       const auto parsed = parse_collective_algo(algo.as_string());
-      if (!parsed) algo.fail("one of automatic, ring, tree, nvls");
+      if (!parsed) algo.fail("one of automatic, ring, tree, nvls, userbuffers");
       call.algo = *parsed;
     }
     call.input = to_int(c["input"], -1, kMaxInt);

@@ -32,6 +32,7 @@ void print_sensitivity(std::ostream& out, const Sensitivity& s, const StepReques
   }
   if (p.recompute != Recompute::none)
     settings += fmt::format(", recompute {}", to_string(p.recompute));
+  if (p.tp_comm_overlap) settings += ", TP comm overlap";
   out << fmt::format(
       "explain: {} on {} GPUs of {}, tp {} pp {} cp {} dp {}{}; step time {:.6f} s\n",
       req.model.name, p.tp * p.pp * p.cp * p.dp, hw.name, p.tp, p.pp, p.cp, p.dp, settings,

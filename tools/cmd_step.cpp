@@ -12,6 +12,7 @@
 
 #include "schedules/memory_model.hpp"
 #include "schedules/model_catalog.hpp"
+#include "schedules/tp_emitter.hpp"
 #include "schedules/training_step.hpp"
 #include "sim/comm_volume.hpp"
 #include "sim/error.hpp"
@@ -30,6 +31,7 @@
 #include "tools/simulate_outputs.hpp"
 #include "tools/step_request.hpp"
 #include "tools/sweep.hpp"
+#include "tools/tp_overlap_flag.hpp"
 
 namespace meshsim {
 namespace {
@@ -71,6 +73,7 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   if (p.sharding.zero >= 2) j["sharding"] = describe_sharding(p.sharding);
   j["overlap_param_gather"] = p.overlap_param_gather;
   j["overlap_grad_reduce"] = p.overlap_grad_reduce;
+  if (p.tp_comm_overlap) j["tp_comm_overlap"] = true;
   j["sequence_parallel"] = p.sequence_parallel;
   j["dp_buckets"] = p.dp_buckets;
   j["fold_dp"] = p.fold_dp;
@@ -164,6 +167,7 @@ std::vector<OptionSpec> step_options() {
        "collectives timed for the whole group)"},
   };
   specs.push_back(precision_option());
+  specs.push_back(tp_comm_overlap_option());
   for (auto& o : sharding_options()) specs.push_back(std::move(o));
   for (auto& o : moe_options()) specs.push_back(std::move(o));
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
@@ -222,6 +226,25 @@ void fit_partial_checkpoints(const TransformerModel& model, StepPlan& p,
       fitting_whole_microbatches(model, p, hardware);
 }
 
+// The optimizer, sharding and overlap flags: --distributed-optimizer, ZeRO / FSDP,
+// --overlap-param-gather, --no-overlap-grad-reduce, --tp-comm-overlap (after
+// --no-sequence-parallel).
+void read_optimizer_and_overlap(const Args& args, const HardwareProfile& hardware, StepPlan& p) {
+  p.distributed_optimizer = args.has("--distributed-optimizer");
+  p.overlap_param_gather = args.has("--overlap-param-gather");
+  read_sharding(args, p);
+  p.overlap_grad_reduce = !args.has("--no-overlap-grad-reduce");
+  if (!p.overlap_grad_reduce && p.sharding.zero >= 2) {
+    throw InputError(
+        "--no-overlap-grad-reduce applies without gradient sharding: with --zero 2/3 or --fsdp the "
+        "gradients are reduce-scattered as the backward releases them");
+  }
+  if (p.overlap_param_gather && !p.distributed_optimizer) {
+    throw InputError("--overlap-param-gather needs --distributed-optimizer");
+  }
+  read_tp_comm_overlap(args, hardware, p);
+}
+
 // The plan the flags describe (flags checked, defaults filled); a flow-level run unfolds where
 // its ports do not fold.
 StepRequest parse_step_request(const Args& args, const OutputRequest& out, std::ostream& err) {
@@ -277,19 +300,8 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out, std::
   p.cross_entropy = *parse_cross_entropy(
       args.get_choice("--cross-entropy", "vocab-parallel", {"vocab-parallel", "torch-fp32"}));
   read_precision(args, out.hardware, p);
-  p.distributed_optimizer = args.has("--distributed-optimizer");
-  p.overlap_param_gather = args.has("--overlap-param-gather");
-  read_sharding(args, p);
-  p.overlap_grad_reduce = !args.has("--no-overlap-grad-reduce");
-  if (!p.overlap_grad_reduce && p.sharding.zero >= 2) {
-    throw InputError(
-        "--no-overlap-grad-reduce applies without gradient sharding: with --zero 2/3 or --fsdp the "
-        "gradients are reduce-scattered as the backward releases them");
-  }
-  if (p.overlap_param_gather && !p.distributed_optimizer) {
-    throw InputError("--overlap-param-gather needs --distributed-optimizer");
-  }
   p.sequence_parallel = !args.has("--no-sequence-parallel");
+  read_optimizer_and_overlap(args, out.hardware, p);
   p.dp_buckets = static_cast<int>(args.get_int("--dp-buckets", 4, 1, 1024));
   p.layout = layer_layout(args);
   p.fold_dp = !args.has("--no-fold");
@@ -403,6 +415,12 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
       p.cp > 1 ? fmt::format(", CP {} / {}", to_string(p.cp_variant), to_string(p.kv_rotation))
                : "");
   s += precision_line(p, out.hardware);
+  if (p.tp_comm_overlap) {
+    s += fmt::format(
+        "  TP comm overlap: userbuffers ring exchange ({} chunks), pipelined reduce-scatter ({} "
+        "chunks, GEMMs on {} of {} SMs), bulk backward\n",
+        p.tp, kTpOverlapSplits, p.gpu_sms - kTpOverlapCommSms, p.gpu_sms);
+  }
   if (model.moe) s += moe_lines(model, p, moe_breakdown(model, p, result, b));
   s += fmt::format("step time      {:.6f} s\n", step_s);
   s += fmt::format("tokens/s       {:.1f}\n", tokens_per_s);

@@ -30,6 +30,7 @@
 #include "tools/simulation.hpp"
 #include "tools/sweep.hpp"
 #include "tools/sweep_explain.hpp"
+#include "tools/tp_overlap_flag.hpp"
 #include "validate/mpi/launch_env.hpp"
 #include "validate/mpi/mpi_world.hpp"
 
@@ -199,6 +200,7 @@ std::vector<OptionSpec> sweep_options() {
                    "precisions searched, Transformer Engine's recipes for the linears: bf16, "
                    "fp8-delayed, fp8-current, fp8-blockwise, mxfp8, nvfp4 (meshsim step "
                    "--help says what each models) [bf16]"});
+  specs.push_back(tp_comm_overlap_option());
   for (auto& o : sharding_options()) specs.push_back(std::move(o));
   return specs;
 }
@@ -265,6 +267,12 @@ PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
   for (const Precision p : lists.precision) check_precision_hardware(p, hw, "--precision");
   base.precision = lists.precision.front();
   base.sequence_parallel = !args.has("--no-sequence-parallel");
+  if (args.has("--tp-comm-overlap") && !base.sequence_parallel) {
+    throw InputError(
+        "--tp-comm-overlap needs sequence parallelism: Transformer Engine's userbuffers overlap "
+        "replaces its all-gathers and reduce-scatters (drop --no-sequence-parallel)");
+  }
+  read_tp_comm_overlap(args, hw, base);  // plans with tp > 1 (schedules/plan_space)
   return lists;
 }
 
@@ -351,10 +359,11 @@ std::string shared_settings(const PlanLists& lists) {
   } else if (precisions.front() != Precision::bf16) {
     precision = fmt::format(", precision {}", to_string(precisions.front()));
   }
-  return fmt::format("sharding {}, recompute {}{}", sharding,
+  return fmt::format("sharding {}, recompute {}{}{}", sharding,
                      recomputes.size() == 1 ? std::string(to_string(recomputes.front()))
                                             : list_text(recomputes) + " (searched)",
-                     precision);
+                     precision,
+                     lists.base.tp_comm_overlap ? ", TP comm overlap (plans with tp > 1)" : "");
 }
 
 // The text report: the cluster and workload, the plan counts, the rejection rules, the top plans

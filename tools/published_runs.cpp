@@ -10,6 +10,7 @@
 #include "sim/compute_model.hpp"
 #include "sim/error.hpp"
 #include "sim/json_fields.hpp"
+#include "tools/tp_overlap_flag.hpp"
 
 namespace meshsim {
 namespace {
@@ -370,6 +371,12 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
         "attention materialized (Zero Bubble's activation model sb(34h + 5as), Table 1)");
   }
   try {
+    // Only where the row says the run had it (`parallel.tp_comm_overlap`: Megatron-Core's
+    // --tp-comm-overlap); no row of data/published states it.
+    if (flag(run.parallel, "tp_comm_overlap")) {
+      enable_tp_comm_overlap(out.hardware, out.plan);
+      out.conventions.emplace_back("TP communication overlap (the source's --tp-comm-overlap)");
+    }
     check_step_plan(out.model, out.plan);
     if (out.plan.num_microbatches_with_partial_activation_checkpoints) {
       const int n = fitting_whole_microbatches(out.model, out.plan, out.hardware);

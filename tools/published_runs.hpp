@@ -37,7 +37,8 @@
 //            2022, App. C: StepPlan::num_microbatches_with_partial_activation_checkpoints N, the
 //            paper's "uses all the available device memory" as the largest N whose memory
 //            estimate fits the profile: fitting_whole_microbatches) (anything else skipped);
-//            distributed_optimizer null: off.
+//            distributed_optimizer null: off; tp_comm_overlap true: Transformer Engine's
+//            userbuffers overlap (StepPlan::tp_comm_overlap, the GPU's SM count), else off.
 //   schedule none / 1F1B -> 1f1b; interleaved-1F1B / 1F1B-I -> interleaved; ZB-1p -> zb-h1 (the
 //            handcrafted zero-bubble schedule of 1F1B's memory, Qi et al. 2023 Sec. 3); ZB-2p ->
 //            zb-h2: ZB-2p is the paper's automatically searched schedule (its Sec. 4 heuristic

@@ -151,7 +151,8 @@ void coll_body(const pb::Node& n, std::string_view where, const NodeContext& ctx
     const auto parsed = parse_collective_algo(*a);
     if (!parsed) {
       throw InputError(fmt::format(
-          "{}: attribute 'algo' expects automatic, ring, tree or nvls, got '{}'", where, *a));
+          "{}: attribute 'algo' expects automatic, ring, tree, nvls or userbuffers, got '{}'",
+          where, *a));
     }
     c.algo = *parsed;
   }

@@ -1,6 +1,6 @@
 #pragma once
 // A TpEmitHost that records what the emitter asks for, shared by the TP emitter tests
-// (test_tp_emitter, test_tp_emitter_quant).
+// (test_tp_emitter, test_tp_emitter_quant, test_tp_emitter_overlap).
 #include <doctest/doctest.h>
 
 #include <string>
@@ -22,12 +22,17 @@ struct RecordingHost final : TpEmitHost {
     GemmShape gemm;
     double kernel_bytes = 0;  // kernels: kernel_bytes() of the call
     QuantFormat quant = QuantFormat::none;
+    double sm_share = 1.0;       // kernels
+    bool userbuffers = false;    // a tp_userbuffers transfer
+    bool after_compute = false;  // userbuffers: issued behind the last compute kernel
+    CollectiveKind kind = CollectiveKind::all_reduce;
   };
   std::vector<Call> calls;
   std::vector<OpId> pending;
 
   OpId tp_kernel(std::string name, Phase, KernelCall call) override {
     Call c{std::move(name), pending, 0, {}, kernel_bytes(call), call.quant};
+    c.sm_share = call.sm_share;
     if (const auto* g = std::get_if<GemmShape>(&call.shape)) c.gemm = *g;
     calls.push_back(std::move(c));
     pending.clear();
@@ -36,6 +41,15 @@ struct RecordingHost final : TpEmitHost {
   OpId tp_collective(std::string name, Phase, CollectiveKind, std::int64_t bytes, SlotId,
                      SlotId) override {
     calls.push_back({std::move(name), {}, bytes, {}, 0, QuantFormat::none});
+    return static_cast<OpId>(calls.size() - 1);
+  }
+  OpId tp_userbuffers(std::string name, Phase, CollectiveKind kind, std::int64_t bytes,
+                      bool after_compute) override {
+    Call c{std::move(name), {}, bytes, {}, 0, QuantFormat::none};
+    c.userbuffers = true;
+    c.after_compute = after_compute;
+    c.kind = kind;
+    calls.push_back(std::move(c));
     return static_cast<OpId>(calls.size() - 1);
   }
   void tp_wait(OpId op) override {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/error.hpp"
+#include "sim/run.hpp"
 #include "tests/schedules/tiny_models.hpp"
 
 using namespace meshsim;
@@ -91,4 +92,143 @@ TEST_CASE("step layers: a materialized core costs its score passes (slower than 
   p.cp = 2;
   CHECK_THROWS_WITH_AS(check_step_plan(tiny(2), p),
                        doctest::Contains("`attention` materialized needs `cp` 1"), InputError);
+}
+
+namespace {
+
+// One Llama 3 70B layer (h 8192, 64 heads, 8 KV heads, SwiGLU f 28672; Meta's config) with a
+// small vocabulary, seq 8192, tp 8 on one H100 node (132 SMs), sequence parallel.
+TransformerModel llama70b_layer() {
+  TransformerModel m = *builtin_model("llama3-70b");
+  m.layers = 1;
+  m.vocab = 1024;
+  m.seq_len = 8192;
+  return m;
+}
+
+StepPlan overlap_plan(bool on) {
+  StepPlan p = plan_of(8, 1, 1, 1, 1);
+  p.tp_comm_overlap = on;
+  p.gpu_sms = 132;
+  return p;
+}
+
+// Rank 0's compute ops by name: (start, end).
+std::vector<std::pair<std::string, std::pair<Nanos, Nanos>>> compute_windows(
+    const SimulationResult& r) {
+  std::vector<std::pair<std::string, std::pair<Nanos, Nanos>>> out;
+  for (const Op& op : r.program.ops) {
+    if (op.rank != 0 || !op.is_compute()) continue;
+    const auto& t = r.timeline.ops[static_cast<std::size_t>(op.id)];
+    out.emplace_back(op.name, std::pair{t.start, t.end});
+  }
+  return out;
+}
+
+Nanos compute_sum(const SimulationResult& r) {
+  Nanos s = 0;
+  for (const auto& [name, w] : compute_windows(r)) s += w.second - w.first;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("step layers: TP overlap hides the MLP-up all-gather behind its chunk GEMMs") {
+  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const SimulationResult r =
+      run_simulation(build_training_step(llama70b_layer(), overlap_plan(true), 8), hw);
+  // The ring: mlp up's 8 chunk GEMMs [T/8 = 1024, 2 x 28672 / 8 = 7168, 8192] (120 GFLOP each,
+  // ~150 us) beside 7 exchanges of a [1024, 8192] bf16 shard: 16.8 MB over NVLink at 370 GB/s plus
+  // one 3.4 us NVLink step = 48.7 us. The compute stream waits for the ring only in the gaps
+  // between chunk GEMMs; their sum is bounded by one chunk's transfer + latency.
+  const double chunk_transfer_s = 3.4e-6 + 1024.0 * 8192 * 2 / 370e9;
+  Nanos gaps = 0, previous_end = -1;
+  int chunks = 0;
+  for (const auto& [name, w] : compute_windows(r)) {
+    if (name.rfind("mlp up gemm ", 0) != 0) continue;
+    if (previous_end >= 0) gaps += w.first - previous_end;
+    previous_end = w.second;
+    ++chunks;
+  }
+  CHECK(chunks == 8);
+  CHECK(static_cast<double>(gaps) <= chunk_transfer_s * 1e9 + 1);
+  // Every exchange is a userbuffers permute on the TP communication stream.
+  int exchanges = 0;
+  for (const Op& op : r.program.ops) {
+    if (op.name.find("ring exchange") == std::string::npos) continue;
+    ++exchanges;
+    CHECK(r.program.streams[static_cast<std::size_t>(op.stream)] == "tp_comm");
+    const auto& c = std::get<CollectiveCall>(op.body);
+    CHECK(c.algo == CollectiveAlgo::userbuffers);
+    CHECK(c.kind == CollectiveKind::permute);
+  }
+  // 7 per ring: qkv and mlp up forward, proj and mlp down dgrad.
+  CHECK(exchanges == 4 * 7);
+}
+
+TEST_CASE("step layers: TP overlap is never slower than the split GEMMs' extra time") {
+  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const TransformerModel m = llama70b_layer();
+  const SimulationResult off = run_simulation(build_training_step(m, overlap_plan(false), 8), hw);
+  const SimulationResult on = run_simulation(build_training_step(m, overlap_plan(true), 8), hw);
+  // Without the flag: NCCL collectives only, every GEMM on all SMs.
+  for (const Op& op : off.program.ops) {
+    if (const auto* c = std::get_if<CollectiveCall>(&op.body)) {
+      CHECK(c->algo != CollectiveAlgo::userbuffers);
+    } else if (const auto* k = std::get_if<KernelCall>(&op.body)) {
+      CHECK(k->sm_share == 1.0);
+    }
+  }
+  // With it, the compute stream runs the same work as chunks (each GEMM costed at its own shape
+  // by the efficiency model, plus a launch each) and some GEMMs on 116 of 132 SMs: that extra
+  // compute is all the overlap can lose; the communication it hides is the gain.
+  const Nanos extra = compute_sum(on) - compute_sum(off);
+  CHECK(extra > 0);
+  CHECK(on.metrics.makespan <= off.metrics.makespan + extra);
+  // Here the hidden communication outweighs it: the step is faster.
+  CHECK(on.metrics.makespan < off.metrics.makespan);
+}
+
+TEST_CASE("step layers: TP overlap needs tp > 1 with SP, bf16 and the GPU's SM count") {
+  const TransformerModel m = llama70b_layer();
+  StepPlan p = overlap_plan(true);
+  p.sequence_parallel = false;
+  CHECK_THROWS_WITH_AS(check_step_plan(m, p),
+                       doctest::Contains("`tp_comm_overlap` needs `tp` > 1 with sequence "
+                                         "parallelism (got tp 8, sequence parallelism off)"),
+                       InputError);
+  p = overlap_plan(true);
+  p.precision = Precision::fp8_delayed;
+  CHECK_THROWS_WITH_AS(check_step_plan(m, p),
+                       doctest::Contains("modelled for bf16 linears only, got `precision` "
+                                         "fp8-delayed"),
+                       InputError);
+  p = overlap_plan(true);
+  p.gpu_sms = 0;
+  CHECK_THROWS_WITH_AS(check_step_plan(m, p), doctest::Contains("`gpu_sms` > 16"), InputError);
+  p = overlap_plan(true);
+  p.tp = 2;
+  p.seq = 8194;  // 4097 tokens per TP rank under SP, but 8194 is not a multiple of 4 chunks
+  CHECK_THROWS_WITH_AS(check_step_plan(m, p),
+                       doctest::Contains("the 8194 tokens of a microbatch (mbs x seq / cp) must "
+                                         "be divisible by the 4 chunks"),
+                       InputError);
+  p.seq = 8192;
+  CHECK_NOTHROW(check_step_plan(m, p));
+}
+
+TEST_CASE("step layers: TP overlap folds: one built TP rank times the whole ring exactly") {
+  // tiny(2) at tp 2: 32 tokens, 16 per TP rank, 4 pipelined chunks of 8 rows. Folded, each ring
+  // step is a permute on a one-member group timed as the 2-rank TP group; unfolded, both ranks
+  // run it: the same analytical times, the same step to the nanosecond.
+  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  StepPlan p = plan_of(2, 2, 1, 2, 8);
+  p.tp_comm_overlap = true;
+  p.gpu_sms = 132;
+  const Nanos folded = step_time(tiny(2), p, hw);
+  p.fold_tp = false;
+  p.fold_dp = false;
+  CHECK(step_time(tiny(2), p, hw) == folded);
+  p.tp_comm_overlap = false;
+  CHECK(step_time(tiny(2), p, hw) != folded);
 }

@@ -34,3 +34,13 @@ TEST_CASE("builtin hardware: Blackwell, NVL72 and MI300X built-ins") {
   // The Hopper parts gained their FP8 peak: 2 x BF16.
   CHECK(meshsim::load_hardware("h100-sxm").fp8_flops == doctest::Approx(1979e12));
 }
+
+TEST_CASE("builtin hardware: SM counts of the NVIDIA GPUs TE's overlap needs") {
+  // NVIDIA's architecture whitepapers: H100 SXM5 132 SMs, A100 108 (sim/builtin_hardware.cpp).
+  CHECK(meshsim::builtin_sm_count("h100-sxm") == 132);
+  CHECK(meshsim::builtin_sm_count("h800-sxm") == 132);
+  CHECK(meshsim::builtin_sm_count("h200-sxm") == 132);
+  CHECK(meshsim::builtin_sm_count("a100-sxm") == 108);
+  CHECK_FALSE(meshsim::builtin_sm_count("mi300x").has_value());
+  CHECK_FALSE(meshsim::builtin_sm_count("my-gpu").has_value());
+}

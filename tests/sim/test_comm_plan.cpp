@@ -127,3 +127,25 @@ TEST_CASE("a folded group's timed_as must hold its members, once each, inside th
   p.groups[0].timed_as = {0, 9};
   CHECK(error_of(p).find("timed_as holds a rank outside the mesh of 4 ranks") != std::string::npos);
 }
+
+TEST_CASE("userbuffers is for permutes, all-gathers and reduce-scatters") {
+  for (const CollectiveKind kind : {CollectiveKind::permute, CollectiveKind::all_gather,
+                                    CollectiveKind::reduce_scatter, CollectiveKind::all_reduce}) {
+    ProgramBuilder b(Mesh({{"tp", 2}}, 8), true, "t");
+    const StreamId s = b.stream("tp_comm");
+    const GroupId g = b.group("tp", {0, 1});
+    CollectiveCall c{kind, g, 1024, DType::bf16};
+    c.shift = kind == CollectiveKind::permute ? 1 : 0;
+    c.algo = CollectiveAlgo::userbuffers;
+    b.add(0, s, "ub", {}, c);
+    b.add(1, s, "ub", {}, c);
+    const std::string e = error_of(std::move(b).finish());
+    CAPTURE(to_string(kind));
+    if (kind == CollectiveKind::all_reduce) {
+      CHECK(e.find("algorithm userbuffers is for permute, all_gather and reduce_scatter only") !=
+            std::string::npos);
+    } else {
+      CHECK(e.empty());
+    }
+  }
+}

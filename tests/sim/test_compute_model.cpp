@@ -182,3 +182,14 @@ TEST_CASE("compute model: a profile without FP8 tensor cores refuses an FP8 GEMM
   CHECK_THROWS_WITH_AS(meshsim::compute_seconds(a100, g), doctest::Contains("no FP8 tensor cores"),
                        meshsim::InputError);
 }
+
+TEST_CASE("compute model: a GEMM on a share of the SMs runs its math at that share") {
+  const auto hw = meshsim::load_hardware("h100-sxm");
+  // TE's set_sm_margin on an H100: 132 - 16 = 116 SMs. The 8192^3 GEMM above:
+  // 2mnk / (989e12 x 0.8 x 116/132) + 2 us.
+  KernelCall g = gemm(8192, 8192, 8192);
+  g.sm_share = 116.0 / 132.0;
+  CHECK(meshsim::compute_seconds(hw, g) ==
+        doctest::Approx(2.0 * 8192.0 * 8192.0 * 8192.0 / (989e12 * 0.8 * 116.0 / 132.0) + 2e-6)
+            .epsilon(1e-9));
+}

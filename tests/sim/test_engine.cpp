@@ -201,6 +201,34 @@ TEST_CASE("interference: compute slows while a comm kernel runs on its rank") {
   CHECK(t.makespan == 1250);
 }
 
+TEST_CASE("interference: userbuffers transfers do not slow the compute beside them") {
+  // The test above with a 2-rank permute (500 ns) instead of the exchange: as an NCCL kernel it
+  // slows the 1000 ns GEMM beside it by factor 2 (ends at 1250); as a userbuffers transfer (a
+  // copy-engine copy, or an SM-based kernel whose SMs the GEMM's sm_share already leaves out) it
+  // does not (ends at 1000).
+  for (const CollectiveAlgo algo : {CollectiveAlgo::automatic, CollectiveAlgo::userbuffers}) {
+    ProgramBuilder b(Mesh({{"tp", 2}}, 8), true, "t");
+    const StreamId comp = b.stream("compute");
+    const StreamId comm = b.stream("tp_comm");
+    const GroupId g = b.group("tp", {0, 1});
+    CollectiveCall c{CollectiveKind::permute, g, 1024, DType::bf16};
+    c.shift = 1;
+    c.algo = algo;
+    for (int r = 0; r < 2; ++r) {
+      b.add(r, comm, "ring exchange", {}, c);
+      b.add(r, comp, "gemm", {}, vector_kernel());
+    }
+    const Program p = std::move(b).finish();
+    const CommPlan plan = validate_program(p);
+    Durations d = uniform_durations(p, plan, 1000, 0, 500);
+    d.comm_interference = 2.0;
+    const Timeline t = simulate(p, plan, d);
+    CAPTURE(to_string(algo));
+    CHECK(t.ops[0].end == 500);
+    CHECK(t.ops[1].end == (algo == CollectiveAlgo::userbuffers ? 1000 : 1250));
+  }
+}
+
 TEST_CASE("several hardware queues: a parked comm kernel starts at the next compute boundary") {
   // Rank 0: GEMM g1 (1000), then an exchange that waits for g1, then g2 and g3 back to back on
   // the compute stream (1000 each, independent of the exchange). Rank 1 posts its exchange at 0.

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include "sim/error.hpp"
 #include "sim/hardware_profile.hpp"
 #include "sim/mesh.hpp"
 #include "sim/network_analytical.hpp"
@@ -228,4 +229,30 @@ TEST_CASE("network: calibrated figures replace latency and bandwidth for their o
   // Across nodes the nvlink figures do not apply.
   CHECK(meshsim::p2p_cost(n, false, m).seconds ==
         doctest::Approx(meshsim::p2p_cost(plain, false, m).seconds));
+}
+
+TEST_CASE("network: userbuffers transfers pay one NVLink step, no NCCL base latency") {
+  using meshsim::CollectiveAlgo;
+  // One ring-exchange step of TE's userbuffers (a permute): 3.4 us + M / 370 GB/s; 16 MiB:
+  // 3.4e-6 + 2^24 / 370e9 = 4.8742851e-5 s (NCCL's permute: + 8.4 us base).
+  const std::int64_t m = std::int64_t{1} << 24;
+  const auto p = meshsim::collective_cost(h100_net(), CollectiveKind::permute, even(8, 1), m,
+                                          CollectiveAlgo::userbuffers);
+  CHECK(p.seconds == doctest::Approx(3.4e-6 + 16777216.0 / 370e9).epsilon(1e-12));
+  CHECK(p.steps == 1);
+  const auto nccl = meshsim::collective_cost(h100_net(), CollectiveKind::permute, even(8, 1), m);
+  CHECK(nccl.seconds - p.seconds == doctest::Approx(8.4e-6));
+  // A userbuffers reduce-scatter of M (gathered total): 3.4 us + 7/8 M / 370 GB/s; NCCL's ring
+  // pays 8.4 + 7 x 3.4 = 32.2 us of latency for the same bytes.
+  const auto rs = meshsim::collective_cost(h100_net(), CollectiveKind::reduce_scatter, even(8, 1),
+                                           m, CollectiveAlgo::userbuffers);
+  CHECK(rs.seconds == doctest::Approx(3.4e-6 + 7.0 / 8.0 * 16777216.0 / 370e9).epsilon(1e-12));
+  const auto ring =
+      meshsim::collective_cost(h100_net(), CollectiveKind::reduce_scatter, even(8, 1), m);
+  CHECK(ring.seconds - rs.seconds == doctest::Approx(32.2e-6 - 3.4e-6));
+  // Across nodes there are no userbuffers: one line naming why.
+  CHECK_THROWS_WITH_AS(meshsim::collective_cost(h100_net(), CollectiveKind::permute, even(16, 2), m,
+                                                CollectiveAlgo::userbuffers),
+                       doctest::Contains("needs the TP group inside one NVLink domain"),
+                       meshsim::InputError);
 }

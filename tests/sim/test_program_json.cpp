@@ -178,3 +178,26 @@ TEST_CASE("a folded group's timed_as survives the round trip; groups without it 
   CHECK(loaded == p);
   CHECK(program_to_text(sample_program(KvRotation::p2p)).find("timed_as") == std::string::npos);
 }
+
+TEST_CASE("a GEMM's SM share and userbuffers transfers survive the round trip") {
+  TpLinearConfig c;
+  c.tp = 2;
+  Program p = build_tp_linear(c);
+  for (Op& op : p.ops) {
+    if (auto* call = std::get_if<KernelCall>(&op.body); call && call->kind == KernelKind::gemm) {
+      call->sm_share = 0.875;
+    } else if (auto* coll = std::get_if<CollectiveCall>(&op.body);
+               coll && coll->kind != CollectiveKind::all_reduce) {
+      coll->algo = CollectiveAlgo::userbuffers;
+    }
+  }
+  const std::string text = program_to_text(p);
+  CHECK(text.find(R"("sm_share":0.875)") != std::string::npos);
+  CHECK(text.find(R"("algo":"userbuffers")") != std::string::npos);
+  CHECK(program_from_json(parse_json_text(text, "mem"), "mem") == p);
+  CHECK(load_error(
+            std::string(text).replace(text.find(R"("sm_share":0.875)"), 16, R"("sm_share":1.500)"))
+            .find("sm_share") != std::string::npos);
+  // Whole-GPU GEMMs write no "sm_share" (saved files stay as they were).
+  CHECK(program_to_text(build_tp_linear(c)).find("sm_share") == std::string::npos);
+}

@@ -292,3 +292,22 @@ TEST_CASE("published runs: fuzzed fields are read, planned, skipped or refused, 
   CHECK_THROWS_WITH_AS(plan_run(read_one(zero)), "field 'parallel.tp': expected 1 to 65536, got 0",
                        InputError);
 }
+
+TEST_CASE("published runs: TP comm overlap only where the row states it") {
+  // The A100 rows of 2021-2022 state nothing: no overlap (their runs predate TE's userbuffers).
+  CHECK_FALSE(planned(table5_row()).plan.tp_comm_overlap);
+  json row = table5_row();
+  row["cluster"]["gpu"] = "H100 (DGX-H100)";
+  row["parallel"]["sp"] = true;
+  row["parallel"]["tp_comm_overlap"] = true;
+  const RunPlan p = planned(row);
+  CHECK(p.plan.tp_comm_overlap);
+  CHECK(p.plan.gpu_sms == 132);
+  CHECK(std::find(p.conventions.begin(), p.conventions.end(),
+                  "TP communication overlap (the source's --tp-comm-overlap)") !=
+        p.conventions.end());
+  // Without sequence parallelism there is nothing to overlap: the row is skipped, saying why.
+  row["parallel"]["sp"] = false;
+  CHECK(skipped(row).find("`tp_comm_overlap` needs `tp` > 1 with sequence parallelism") !=
+        std::string::npos);
+}

@@ -1,0 +1,37 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/error.hpp"
+#include "tools/tp_overlap_flag.hpp"
+
+using namespace meshsim;
+
+namespace {
+
+StepPlan read(const std::vector<std::string>& argv, const std::string& hardware = "h100-sxm") {
+  const Args args("step", {tp_comm_overlap_option()}, argv);
+  StepPlan p;
+  read_tp_comm_overlap(args, load_hardware(hardware), p);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("--tp-comm-overlap: off by default; on with the GPU's SM count") {
+  CHECK_FALSE(read({}).tp_comm_overlap);
+  CHECK(read({}).gpu_sms == 0);
+  const StepPlan h100 = read({"--tp-comm-overlap"});
+  CHECK(h100.tp_comm_overlap);
+  CHECK(h100.gpu_sms == 132);  // H100 SXM5 (NVIDIA's H100 whitepaper)
+  CHECK(read({"--tp-comm-overlap"}, "a100-sxm").gpu_sms == 108);
+  CHECK(tp_comm_overlap_option().value_name.empty());  // a switch
+}
+
+TEST_CASE("--tp-comm-overlap: a GPU without a known SM count names the flag") {
+  CHECK_THROWS_WITH_AS(read({"--tp-comm-overlap"}, "mi300x"),
+                       doctest::Contains("--tp-comm-overlap: the SM count of hardware 'mi300x' is "
+                                         "not known"),
+                       InputError);
+}

@@ -1,0 +1,33 @@
+#include "tools/tp_overlap_flag.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/error.hpp"
+
+namespace meshsim {
+
+OptionSpec tp_comm_overlap_option() {
+  return {"--tp-comm-overlap", "",
+          "Transformer Engine's userbuffers TP communication overlap (Megatron-Core's "
+          "--tp-comm-overlap, TE's default per-layer configuration), with sequence parallelism: "
+          "ring-exchanged all-gathers beside chunk GEMMs, pipelined reduce-scatters, bulk "
+          "overlap of the column backward; bf16 linears, TP inside one node"};
+}
+
+void enable_tp_comm_overlap(const HardwareProfile& hardware, StepPlan& plan) {
+  const auto sms = builtin_sm_count(hardware.name);
+  if (!sms) {
+    throw InputError(fmt::format(
+        "--tp-comm-overlap: the SM count of hardware '{}' is not known (it is for h100-sxm, "
+        "h200-sxm, h800-sxm and a100-sxm): TE's SM-based communication kernels take 16 of them",
+        hardware.name));
+  }
+  plan.tp_comm_overlap = true;
+  plan.gpu_sms = *sms;
+}
+
+void read_tp_comm_overlap(const Args& args, const HardwareProfile& hardware, StepPlan& plan) {
+  if (args.has("--tp-comm-overlap")) enable_tp_comm_overlap(hardware, plan);
+}
+
+}  // namespace meshsim

@@ -1,0 +1,19 @@
+#pragma once
+// The --tp-comm-overlap flag `meshsim step`, `explain` and `sweep` share: Transformer Engine's
+// userbuffers TP communication overlap (StepPlan::tp_comm_overlap; schedules/tp_emitter_overlap).
+#include "schedules/step_plan.hpp"
+#include "sim/hardware_profile.hpp"
+#include "tools/cli_args.hpp"
+
+namespace meshsim {
+
+OptionSpec tp_comm_overlap_option();
+
+// Switches plan.tp_comm_overlap on with the GPU's SM count (builtin_sm_count of the profile's
+// name); InputError naming the flag when the profile's GPU has no known SM count.
+void enable_tp_comm_overlap(const HardwareProfile& hardware, StepPlan& plan);
+
+// --tp-comm-overlap present: enable_tp_comm_overlap; absent: the plan unchanged.
+void read_tp_comm_overlap(const Args& args, const HardwareProfile& hardware, StepPlan& plan);
+
+}  // namespace meshsim
