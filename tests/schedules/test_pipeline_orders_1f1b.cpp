@@ -143,6 +143,21 @@ TEST_CASE("combined orders run through the engine without deadlock at the plain 
       CHECK(run(combined(PipelineSchedule::interleaved, p, m, 2)) == want);
     }
   }
+  // Every valid interleaved shape with g = p (m a multiple of p, Megatron's m mod g rule) builds
+  // without deadlock (run() checks), and from m = 2p on at the plain order's makespan. At m = p
+  // the extra warm-up forward turns some ranks into all-forward-then-all-backward (Megatron's
+  // all-warm-up case), another order.
+  for (int p : {2, 3, 4}) {
+    for (int v : {2, 3}) {
+      for (int m = p; m <= 3 * p; m += p) {
+        CAPTURE(p);
+        CAPTURE(v);
+        CAPTURE(m);
+        const Nanos got = run(combined(PipelineSchedule::interleaved, p, m, v));
+        if (m >= 2 * p) CHECK(got == run(PipelineShape{PipelineSchedule::interleaved, p, m, v, 0}));
+      }
+    }
+  }
 }
 
 TEST_CASE("combined 1F1B is refused where Megatron does not run it") {
