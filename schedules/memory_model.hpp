@@ -137,6 +137,9 @@ struct MemoryPlan {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int vp = 1;            // chunks per rank for the interleaved schedule (V schedules use 2)
   int microbatches = 1;  // m per step (only for the in-flight count the plan computes itself)
+  // Megatron's combined 1F1B (PipelineShape::combined_1f1b): one more warm-up forward, so one
+  // more chunk-activation in flight.
+  bool combined_1f1b = false;
   std::int64_t microbatch_size = 1;  // b
   std::int64_t seq = 0;              // whole sequence; 0 = the model's seq_len
   bool sequence_parallel = true;

@@ -50,10 +50,15 @@ struct MoePlan {
   // Megatron's --moe-expert-capacity-factor: each expert takes at most cf · T·k / E token copies
   // (T·k those of its EP group), the rest are dropped; 0: no capacity, nothing dropped.
   double capacity_factor = 0;
-  // DualPipe's overlap (--overlap-moe-comm, schedule dualpipev): in each overlapped pair the
-  // forward of one chunk and the backward of the other are emitted interleaved, switching at
-  // every EP collective, so each all-to-all runs beside the other part's compute.
+  // --overlap-moe-comm: in each overlapped pair the forward of one microbatch (or chunk) and the
+  // backward of another are emitted interleaved, switching at every EP collective, so each
+  // all-to-all runs beside the other part's compute. On dualpipev its own pairs (DualPipe); on
+  // 1f1b (pp 1) and interleaved Megatron-Core's combined 1F1B (PipelineShape::combined_1f1b).
   bool overlap_comm = false;
+  // Megatron's --delay-wgrad-compute (with the combined 1F1B): an MoE layer's expert weight
+  // gradients run after the dispatch backward's all-to-all is launched, which then waits only for
+  // the input gradients (fine_grained_callables: mlp.backward_dw after mlp.backward).
+  bool delay_wgrad = false;
   bool operator==(const MoePlan&) const = default;
 };
 

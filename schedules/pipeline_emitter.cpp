@@ -80,8 +80,9 @@ void PipelineEmitter::messages(int pr, PipeWork work, int mb, int chunk,
   }
 }
 
-std::vector<std::vector<Part>> PipelineEmitter::steps_of(
-    int pr, const std::vector<PipeAction>& actions) const {
+std::vector<std::vector<Part>> PipelineEmitter::steps_of(int pr,
+                                                         const std::vector<PipeAction>& actions,
+                                                         std::vector<int>* pair_at) const {
   std::vector<std::vector<Part>> steps;
   // A rank whose warm-up runs every forward (Megatron's all-warm-up case) has no 1F1B pairs.
   const bool pairs = shape_.schedule == PipelineSchedule::interleaved &&
@@ -89,7 +90,13 @@ std::vector<std::vector<Part>> PipelineEmitter::steps_of(
   bool join = false;
   for (std::size_t k = 0; k < actions.size(); ++k) {
     const PipeAction& a = actions[k];
-    if (!join || steps.empty()) steps.emplace_back();
+    if (!join || steps.empty()) {
+      steps.emplace_back();
+      if (pair_at != nullptr) pair_at->push_back(-1);
+    }
+    if (pair_at != nullptr && a.work == PipeWork::forward_backward) {
+      pair_at->back() = static_cast<int>(steps.back().size());
+    }
     for (const auto& part : parts_of(a)) steps.back().push_back(part);
     const bool next_backward = k + 1 < actions.size() && is_backward(actions[k + 1].work);
     join =
@@ -101,7 +108,7 @@ std::vector<std::vector<Part>> PipelineEmitter::steps_of(
 PipelineEmitter::RankPlan PipelineEmitter::plan_rank(int pr,
                                                      const std::vector<PipeAction>& actions) const {
   RankPlan plan;
-  plan.steps = steps_of(pr, actions);
+  plan.steps = steps_of(pr, actions, &plan.pair_at);
   for (const auto& step : plan.steps) {
     plan.needs.emplace_back();
     plan.makes.emplace_back();
@@ -252,17 +259,37 @@ void PipelineEmitter::emit_steps(int pr, PipelineEmitHost& host) const {
     }
     if (k == plan.steps.size()) break;
     pending_sends = plan.makes[k];
-    for (const auto& [work, id] : plan.steps[k]) {
-      std::vector<PipeMessage> in, out;
-      messages(pr, work, id.first, id.second, in, out);
-      std::vector<OpId> deps;
-      for (const PipeMessage& m : in) {
-        const OpId by = received_by.at({m.peer, tag_of(m)});
-        if (std::find(deps.begin(), deps.end(), by) == deps.end()) deps.push_back(by);
-      }
-      last_output = host.emit_compute(pr, work, id.first, id.second, std::move(deps));
-    }
+    last_output = emit_step_parts(pr, host, k, received_by);
   }
+}
+
+OpId PipelineEmitter::emit_step_parts(
+    int pr, PipelineEmitHost& host, std::size_t k,
+    const std::map<std::pair<int, int>, OpId>& received_by) const {
+  const RankPlan& plan = plans_[static_cast<std::size_t>(pr)];
+  const auto& step = plan.steps[k];
+  const auto part = [&](std::size_t j) {
+    const auto& [work, id] = step[j];
+    std::vector<PipeMessage> in, out;
+    messages(pr, work, id.first, id.second, in, out);
+    PipelineEmitHost::Part p{work, id.first, id.second, {}};
+    for (const PipeMessage& m : in) {
+      const OpId by = received_by.at({m.peer, tag_of(m)});
+      if (std::find(p.deps.begin(), p.deps.end(), by) == p.deps.end()) p.deps.push_back(by);
+    }
+    return p;
+  };
+  OpId last_output = -1;
+  for (std::size_t j = 0; j < step.size(); ++j) {
+    if (static_cast<int>(j) == plan.pair_at[k]) {  // a combined 1F1B pair: forward, backward
+      last_output = host.emit_pair(pr, part(j), part(j + 1));
+      ++j;
+      continue;
+    }
+    PipelineEmitHost::Part p = part(j);
+    last_output = host.emit_compute(pr, p.work, p.microbatch, p.chunk, std::move(p.deps));
+  }
+  return last_output;
 }
 
 }  // namespace meshsim

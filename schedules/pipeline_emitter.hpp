@@ -19,6 +19,7 @@
 //   them before its next compute; an async commit's receives are waited for by the parts that need
 //   them.
 // The builder supplies the ops: each compute part and each exchange (PipelineEmitHost).
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,16 +95,24 @@ class PipelineEmitter {
   using Part = std::pair<PipeWork, std::pair<int, int>>;  // work, (microbatch, chunk)
   struct RankPlan {
     std::vector<std::vector<Part>> steps;
+    // Per step: the index of the part that opens an overlapped pair (a forward_backward action
+    // of the combined 1F1B: that part and the next go to emit_pair), or -1.
+    std::vector<int> pair_at;
     std::vector<std::vector<PipeMessage>> needs;
     std::vector<std::vector<PipeMessage>> makes;
   };
 
-  std::vector<std::vector<Part>> steps_of(int pr, const std::vector<PipeAction>& actions) const;
+  std::vector<std::vector<Part>> steps_of(int pr, const std::vector<PipeAction>& actions,
+                                          std::vector<int>* pair_at = nullptr) const;
   RankPlan plan_rank(int pr, const std::vector<PipeAction>& actions) const;
   std::vector<OpId> exchange(int pr, PipelineEmitHost& host, const std::vector<PipeMessage>& sends,
                              const std::vector<PipeMessage>& recvs, OpId after, int boundary,
                              std::vector<OpId>* created = nullptr) const;
   void emit_steps(int pr, PipelineEmitHost& host) const;
+  // The compute parts of step k of rank pr, each waiting for the exchanges that delivered its
+  // inputs; returns the op after which the step's outputs are ready.
+  OpId emit_step_parts(int pr, PipelineEmitHost& host, std::size_t k,
+                       const std::map<std::pair<int, int>, OpId>& received_by) const;
   void emit_explicit(int pr, PipelineEmitHost& host) const;
 
   PipelineShape shape_;

@@ -60,9 +60,10 @@ Order rank_order(const PipelineShape& shape, int r) {
     case PipelineSchedule::gpipe:
       return pipeline_detail::gpipe_order(m);
     case PipelineSchedule::one_f_one_b:
-      return pipeline_detail::one_f_one_b_order(p, m, r);
+      return pipeline_detail::one_f_one_b_order(p, m, r, shape.combined_1f1b);
     case PipelineSchedule::interleaved:
-      return pipeline_detail::interleaved_order(p, m, shape.chunks, group_size_of(shape), r);
+      return pipeline_detail::interleaved_order(p, m, shape.chunks, group_size_of(shape), r,
+                                                shape.combined_1f1b);
     case PipelineSchedule::zb_h1:
       return pipeline_detail::zb_h1_order(p, m, r);
     case PipelineSchedule::zb_h2:
@@ -183,6 +184,14 @@ void check_pipeline_shape(const PipelineShape& shape) {
         "`stages` {} x `microbatches` {} x chunks is too large: at most {} (stage, microbatch, "
         "chunk) actions are supported",
         shape.stages, shape.microbatches, kMaxWork));
+  }
+  if (shape.combined_1f1b && shape.schedule != PipelineSchedule::interleaved &&
+      !(shape.schedule == PipelineSchedule::one_f_one_b && shape.stages == 1)) {
+    throw InputError(fmt::format(
+        "`combined_1f1b` needs `schedule` interleaved, or 1f1b with `stages` 1 (got {} with {} "
+        "stages): Megatron-Core pairs forwards and backwards only in those schedules and asks "
+        "for a virtual pipeline when there is a pipeline",
+        name, shape.stages));
   }
   switch (shape.schedule) {
     case PipelineSchedule::interleaved:

@@ -64,6 +64,13 @@ struct PipelineShape {
   int microbatches = 8;  // m
   int chunks = 1;        // v: model chunks per rank (interleaved: any >= 1; V schedules: 2)
   int group_size = 0;    // g: interleaved microbatch group size; 0 = p
+  // Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm; pipeline_parallel/
+  // combined_1f1b.py): one more warm-up forward (schedules.py get_pp_rank_microbatches: "one
+  // extra micro-batch forward step before the 1f1b stages ... to ensure the forward and backward
+  // computations are independent"), then every steady-state forward and the backward of the same
+  // step as one forward_backward action. 1f1b without a pipeline (stages 1: F0, then (F i+1,
+  // B i) pairs, then the last B) or interleaved; Megatron asks for a virtual pipeline when pp > 1.
+  bool combined_1f1b = false;
 };
 
 // Chunks per rank the schedule uses: shape.chunks for interleaved, 2 for zb-v and dualpipev, 1

@@ -30,8 +30,24 @@ std::vector<std::pair<int, int>> interleaved_table(int m, int v, int g) {
   return table;
 }
 
-int interleaved_warmup(int p, int m, int v, int g, int r) {
-  return std::min(2 * (p - r - 1) + (v - 1) * g, m * v);
+// Megatron's get_pp_rank_microbatches: 2(p-r-1) + (v-1)g, one more for the combined 1F1B, at
+// most every (microbatch, chunk).
+int interleaved_warmup(int p, int m, int v, int g, int r, bool combined) {
+  return std::min(2 * (p - r - 1) + (v - 1) * g + (combined ? 1 : 0), m * v);
+}
+
+// The steady state's step: F then B, or both as one overlapped pair (combined 1F1B).
+void steady_step(Order& out, const PipeAction& f, const PipeAction& b, bool combined) {
+  if (!combined) {
+    out.push_back(f);
+    out.push_back(b);
+    return;
+  }
+  PipeAction pair = f;
+  pair.work = PipeWork::forward_backward;
+  pair.pair_microbatch = b.microbatch;
+  pair.pair_chunk = b.chunk;
+  out.push_back(pair);
 }
 
 }  // namespace
@@ -45,26 +61,29 @@ Order gpipe_order(int m) {
   return out;
 }
 
-// 1F1B: warm-up forwards, steady (F, B) pairs, cool-down backwards.
-Order one_f_one_b_order(int p, int m, int r) {
-  const int warmup = std::min(p - r - 1, m);
+// 1F1B: warm-up forwards, steady (F, B) pairs, cool-down backwards. Combined (p = 1, Megatron's
+// combined_1f1b_schedule_for_no_pipelining): F0, then (F k+1, B k) overlapped, then B m-1.
+Order one_f_one_b_order(int p, int m, int r, bool combined) {
+  const int warmup = std::min(p - r - 1 + (combined ? 1 : 0), m);
   Order out;
   out.reserve(static_cast<std::size_t>(2 * m));
   for (int i = 0; i < warmup; ++i) out.push_back(make(PipeWork::forward, i, 0));
   for (int k = 0; k < m - warmup; ++k) {
-    out.push_back(make(PipeWork::forward, warmup + k, 0));
-    out.push_back(make(PipeWork::backward, k, 0));
+    steady_step(out, make(PipeWork::forward, warmup + k, 0), make(PipeWork::backward, k, 0),
+                combined);
   }
   for (int k = m - warmup; k < m; ++k) out.push_back(make(PipeWork::backward, k, 0));
   return out;
 }
 
 // Megatron's interleaved 1F1B: forward of step k is table[k]; backward of step k is
-// (table[k].microbatch, v-1-table[k].chunk).
-Order interleaved_order(int p, int m, int v, int g, int r) {
+// (table[k].microbatch, v-1-table[k].chunk). Combined: one more warm-up forward, and each steady
+// step's forward and backward one overlapped pair (Megatron's
+// combined_1f1b_schedule_for_interleaved_pipelining with f = k + warmup, b = k).
+Order interleaved_order(int p, int m, int v, int g, int r, bool combined) {
   const auto table = interleaved_table(m, v, g);
   const int total = m * v;
-  const int warmup = interleaved_warmup(p, m, v, g, r);
+  const int warmup = interleaved_warmup(p, m, v, g, r, combined);
   const auto fwd = [&](int k) {
     const auto& e = table[static_cast<std::size_t>(k)];
     return make(PipeWork::forward, e.first, e.second);
@@ -76,10 +95,7 @@ Order interleaved_order(int p, int m, int v, int g, int r) {
   Order out;
   out.reserve(static_cast<std::size_t>(2 * total));
   for (int k = 0; k < warmup; ++k) out.push_back(fwd(k));
-  for (int k = 0; k < total - warmup; ++k) {
-    out.push_back(fwd(k + warmup));
-    out.push_back(bwd(k));
-  }
+  for (int k = 0; k < total - warmup; ++k) steady_step(out, fwd(k + warmup), bwd(k), combined);
   for (int k = total - warmup; k < total; ++k) out.push_back(bwd(k));
   return out;
 }

@@ -35,8 +35,10 @@ inline bool is_comm(PipeWork w) {
 
 // The 1F1B family (pipeline_orders_1f1b.cpp): one rank's order.
 Order gpipe_order(int m);
-Order one_f_one_b_order(int p, int m, int r);
-Order interleaved_order(int p, int m, int v, int g, int r);
+// combined: Megatron's combined 1F1B (PipelineShape::combined_1f1b), one more warm-up forward
+// and the steady state's (F, B) pairs as forward_backward actions.
+Order one_f_one_b_order(int p, int m, int r, bool combined = false);
+Order interleaved_order(int p, int m, int v, int g, int r, bool combined = false);
 Order zb_h1_order(int p, int m, int r);
 // ZB-H2's compute order of one rank, and every rank's order with its communication (post_* and
 // commit_async items, placed across all ranks at once).

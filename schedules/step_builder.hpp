@@ -292,11 +292,13 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   void moe_wgrad(const Ctx& c);
   void experts_pass(const Ctx& c, const std::string& pre, bool backward, bool with_wgrad);
   void expert_wgrads(const Ctx& c);
+  // yield: hand an overlapped pair's baton to the other part after an EP collective (false: the
+  // caller yields itself, after what it emits next).
   OpId moe_collective(const Ctx& c, std::string name, CollectiveKind kind, GroupId group,
-                      std::int64_t bytes);
+                      std::int64_t bytes, bool yield = true);
   // The dispatcher's collectives moving token copies to the experts (dispatch, or the combine's
   // backward) or back (combine, or the dispatch's backward).
-  void move_tokens(const Ctx& c, const std::string& name, bool to_experts);
+  void move_tokens(const Ctx& c, const std::string& name, bool to_experts, bool yield = true);
   // MLA's q and kv up-projections (per rank: a / t heads) around the core.
   void mla_up_forward(const Ctx& c, Phase phase, const std::string& pre);
   void mla_up_backward(const Ctx& c, bool with_wgrad);
@@ -372,7 +374,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   OpId emit_compute(int /*pr*/, PipeWork work, int mb, int chunk, std::vector<OpId> deps) override;
   // --overlap-moe-comm (step_overlap.cpp): the pair's two parts emitted on two threads that hand
   // a baton back and forth at every EP collective (only one runs at a time: the Program is the
-  // same on every run), each with its own waits and last compute op.
+  // same on every run), each with its own waits and last compute op. DualPipeV's forward leads;
+  // in Megatron's combined 1F1B the backward leads (its combine's gradient first).
   OpId emit_pair(int pr, Part first, Part second) override;
   void yield_to_pair();  // at an EP collective: let the pair's other part emit until its next
 

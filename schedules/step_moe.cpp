@@ -96,32 +96,32 @@ void StepBuilder::moe_begin_rank(int rank) {
 }
 
 OpId StepBuilder::moe_collective(const Ctx& c, std::string name, CollectiveKind kind, GroupId group,
-                                 std::int64_t bytes) {
+                                 std::int64_t bytes, bool yield) {
   std::vector<OpId> deps = waits_;
   if (last_compute_ >= 0) deps.push_back(last_compute_);
   const OpId op =
       builder_.add(rank_, ep_comm_, std::move(name), OpLabels{c.phase, c.layer, c.mb, -1, c.chunk},
                    CollectiveCall{kind, group, bytes, p_.dtype}, std::move(deps));
   wait(op);
-  if (group != etp_group_) yield_to_pair();  // after each EP collective (overlap_comm)
+  if (yield && group != etp_group_) yield_to_pair();  // after each EP collective (overlap_comm)
   return op;
 }
 
-void StepBuilder::move_tokens(const Ctx& c, const std::string& name, bool to_experts) {
+void StepBuilder::move_tokens(const Ctx& c, const std::string& name, bool to_experts, bool yield) {
   const CollectiveKind spread =
       to_experts ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter;
   const std::string word = to_experts ? " all-gather" : " reduce-scatter";
   if (p_.moe.dispatcher == TokenDispatcher::allgather) {
     if (ep_ * etp_ > 1) {
       moe_collective(c, name + word, spread, ep_etp_group_,
-                     local_tokens_ * m_.hidden * e_ * ep_ * etp_);
+                     local_tokens_ * m_.hidden * e_ * ep_ * etp_, yield);
     }
     return;
   }
   const auto all_to_all = [&] {
     if (ep_ > 1) {
       moe_collective(c, name + " all-to-all", CollectiveKind::all_to_all, ep_group_,
-                     dispatch_bytes_);
+                     dispatch_bytes_, yield);
     }
   };
   const auto over_etp = [&] {
@@ -229,8 +229,21 @@ void StepBuilder::moe_backward(const Ctx& c, bool with_wgrad) {
     kernel("unpermute bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::copy, VectorShape{tk});
   }
   move_tokens(c, "combine bwd", true);
-  experts_pass(c, "", true, with_wgrad);
-  move_tokens(c, "dispatch bwd", false);
+  // --delay-wgrad-compute: the dispatch backward waits for the input gradients only; the expert
+  // weight gradients follow it on the compute stream, beside its all-to-all (and the other part
+  // of an overlapped pair resumes after them, as Megatron's mlp.backward_dw precedes the
+  // dispatch backward's launch).
+  const bool delay = with_wgrad && p_.moe.delay_wgrad;
+  experts_pass(c, "", true, with_wgrad && !delay);
+  move_tokens(c, "dispatch bwd", false, !delay);
+  if (delay) {
+    std::vector<OpId> pending = take_waits();  // the all-to-all: for the permute backward
+    Ctx w = c;
+    w.phase = Phase::wgrad;
+    expert_wgrads(w);
+    waits_.insert(waits_.end(), pending.begin(), pending.end());
+    yield_to_pair();
+  }
   if (!fused) {
     kernel("permute bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::copy, VectorShape{tk});
   }

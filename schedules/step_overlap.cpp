@@ -1,17 +1,27 @@
-// DualPipe's overlap of the expert all-to-all with another microbatch's compute
-// (StepPlan::moe.overlap_comm; DeepSeek-V3 report §3.2.1): an overlapped pair of the dualpipev
-// schedule — the forward of one chunk and the backward of the other — is emitted interleaved.
-// The forward part emits until its first EP collective (attention, router, permute, the
-// dispatch all-to-all), then the backward part until its first (its combine's gradient), then
-// the forward resumes (experts, the combine), and so on: each all-to-all is launched right before
-// the other part's compute, which runs beside it on the compute stream. Each part keeps its own
-// waits and last compute op, so neither waits for the other's collectives. The two parts are
-// emitted by two threads that hand a baton back and forth: only one runs at a time, in a fixed
-// order, so the Program is the same on every build.
+// The overlap of the expert all-to-all with another microbatch's compute
+// (StepPlan::moe.overlap_comm): an overlapped pair — the forward of one microbatch (or chunk) and
+// the backward of another — is emitted interleaved, switching parts at every EP collective, so
+// each all-to-all is launched right before the other part's compute, which runs beside it on the
+// compute stream. Each part keeps its own waits and last compute op, so neither waits for the
+// other's collectives. The two parts are emitted by two threads that hand a baton back and
+// forth: only one runs at a time, in a fixed order, so the Program is the same on every build.
+// - dualpipev (DeepSeek-V3 report §3.2.1, DualPipe): the forward leads — attention, router,
+//   permute, its dispatch; then the backward until its first collective (its combine's
+//   gradient); then the forward's experts and combine, and so on.
+// - 1f1b (pp 1) and interleaved: Megatron-Core's combined 1F1B. Per layer its
+//   TransformerLayerSchedulePlan.run (megatron/core/models/common/model_chunk_schedule_plan.py)
+//   issues b.moe_combine.backward, f.attn.forward, b.mlp.backward, f.moe_dispatch.forward,
+//   b.mlp.backward_dw, b.moe_dispatch.backward, f.mlp.forward, f.moe_combine.forward,
+//   b.attn.backward ("comm_stream: combine_bwd | dispatch_fwd->dispatch_bwd | combine_fwd;
+//   comp_stream: attn_fwd | mlp_bwd->mlp_bwd_dw->mlp_fwd | attn_bwd"): the backward leads, and
+//   the same baton gives that order. Megatron pairs forward layer i with backward layer L-1-i;
+//   here the parts switch at their EP collectives, so a chunk's dense layers (DeepSeek-V3's
+//   first three) run in whichever part reaches them, beside the other part's all-to-all.
 #include <condition_variable>
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "schedules/step_builder.hpp"
 
@@ -47,6 +57,7 @@ OpId StepBuilder::emit_pair(int pr, Part first, Part second) {
   if (!p_.moe.overlap_comm || !m_.moe) {
     return PipelineEmitHost::emit_pair(pr, std::move(first), std::move(second));
   }
+  if (p_.schedule != PipelineSchedule::dualpipev) std::swap(first, second);  // backward leads
   PairBaton b;
   b.waits[1] = {};
   b.last[1] = last_compute_;

@@ -41,6 +41,56 @@ std::int64_t max_layers_per_rank(const TransformerModel& model, const StepPlan& 
   return most;
 }
 
+// --overlap-moe-comm and --delay-wgrad-compute. On dualpipev, DeepSeek's DualPipe pairs; on
+// Megatron's schedules, Megatron-Core's combined 1F1B, refused where TransformerConfig's
+// __post_init__ refuses it (megatron/core/transformer/transformer_config.py, "if
+// self.overlap_moe_expert_parallel_comm:"): a pipeline without virtual stages, ep 1, the
+// allgather dispatcher, full recompute, micro-batch-level checkpoints (schedules.py: "not
+// supported when overlap_moe_expert_parallel_comm is true"), other than bf16/fp16, more than one
+// MTP layer; delay_wgrad_compute only with the overlap.
+void check_moe_overlap(const TransformerModel& model, const StepPlan& plan) {
+  const MoePlan& moe = plan.moe;
+  if (moe.delay_wgrad && !moe.overlap_comm) {
+    throw InputError(
+        "`delay_wgrad_compute` needs `overlap_moe_comm`: Megatron-Core splits the expert weight "
+        "gradients off only for its all-to-all overlap");
+  }
+  if (!moe.overlap_comm) return;
+  if (!model.moe) throw InputError("`overlap_moe_comm` needs a model with MoE layers");
+  if (plan.schedule == PipelineSchedule::dualpipev) {
+    if (moe.delay_wgrad) {
+      throw InputError(
+          "`delay_wgrad_compute` belongs to Megatron's combined 1F1B (`schedule` 1f1b or "
+          "interleaved): dualpipev already defers each overlapped backward's weight gradients");
+    }
+    return;
+  }
+  const auto refuse = [](std::string_view why) {
+    throw InputError(fmt::format(
+        "`overlap_moe_comm` on a Megatron schedule is Megatron-Core's combined 1F1B, which {}",
+        why));
+  };
+  const bool no_pipeline = plan.schedule == PipelineSchedule::one_f_one_b && plan.pp == 1;
+  if (plan.schedule != PipelineSchedule::interleaved && !no_pipeline) {
+    refuse(fmt::format(
+        "runs with `schedule` 1f1b and `pp` 1 or with `schedule` interleaved (got {}, pp {}: "
+        "with a pipeline Megatron asks for virtual stages); or use `schedule` dualpipev",
+        to_string(plan.schedule), plan.pp));
+  }
+  if (moe.ep < 2) refuse("needs `ep` > 1 (it overlaps the expert-parallel all-to-all)");
+  if (moe.dispatcher == TokenDispatcher::allgather) {
+    refuse("needs `moe_token_dispatcher` alltoall or flex, not allgather");
+  }
+  if (plan.recompute == Recompute::full) {
+    refuse("refuses full recompute (a whole-layer checkpoint cannot be split at the all-to-alls)");
+  }
+  if (plan.num_microbatches_with_partial_activation_checkpoints) {
+    refuse("refuses `num_microbatches_with_partial_activation_checkpoints`");
+  }
+  if (plan.dtype != DType::bf16 && plan.dtype != DType::fp16) refuse("needs bf16 or fp16");
+  if (model.mtp_layers > 1) refuse("takes at most one MTP layer");
+}
+
 }  // namespace
 
 // Size estimate: built ranks x microbatches x layers per rank x ops per layer (an upper bound
@@ -88,6 +138,8 @@ PipelineShape step_shape(const StepPlan& p) {
   s.microbatches = microbatches(p);
   s.chunks = p.vp;
   s.group_size = p.microbatch_group_size;
+  // --overlap-moe-comm on Megatron's schedules is its combined 1F1B; DualPipeV pairs by itself.
+  s.combined_1f1b = p.moe.overlap_comm && p.schedule != PipelineSchedule::dualpipev;
   return s;
 }
 
@@ -115,6 +167,7 @@ MemoryPlan memory_plan(const StepPlan& plan) {
   m.schedule = plan.schedule;
   m.vp = plan.vp;
   m.microbatches = std::max(1, microbatches(plan));
+  m.combined_1f1b = step_shape(plan).combined_1f1b;
   m.microbatch_size = plan.microbatch_size;
   m.seq = plan.seq;
   m.sequence_parallel = plan.sequence_parallel;
@@ -214,14 +267,7 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
   }
   check_moe_plan(model, plan.moe, plan.tp, plan.cp, plan.dp, plan.sequence_parallel);
   check_tp_comm_overlap(plan, seq);
-  if (plan.moe.overlap_comm && !model.moe) {
-    throw InputError("`overlap_moe_comm` needs a model with MoE layers");
-  }
-  if (plan.moe.overlap_comm && plan.schedule != PipelineSchedule::dualpipev) {
-    throw InputError(
-        "`overlap_moe_comm` needs `schedule` dualpipev: only its overlapped forward-backward "
-        "pairs give an all-to-all another microbatch's compute to run beside");
-  }
+  check_moe_overlap(model, plan);
   check_memory_plan(model, memory_plan(plan));
   check_pipeline_shape(step_shape(plan));
   // Size guard; TP folding assumed (build_training_step re-checks when it cannot fold).

@@ -114,7 +114,8 @@ std::vector<std::byte> encode_rows(const std::vector<SweepRow>& rows, int offset
                  {"tps", r.tokens_per_s},
                  {"mfu", r.mfu},
                  {"cp", r.critical_path},
-                 {"moe", r.moe}});
+                 {"moe", r.moe},
+                 {"moe_stats", moe_stats_json(r.moe_stats)}});
   }
   const std::string text = a.dump();
   std::vector<std::byte> out(text.size());
@@ -139,6 +140,7 @@ void decode_rows(const std::vector<std::byte>& bytes, const std::vector<StepPlan
     r.mfu = j["mfu"];
     r.critical_path = j["cp"];
     r.moe = j["moe"];
+    r.moe_stats = moe_stats_from_json(j["moe_stats"]);
   }
 }
 
@@ -391,12 +393,25 @@ void print_sweep(std::ostream& out, const std::vector<SweepRow>& rows,
     labels.push_back(plan_label(best[i].plan, axes));
     width = std::max(width, labels.back().size());
   }
-  out << fmt::format("{:>4}  {:<{}} {:>10} {:>7} {:>8}  {}\n", "rank", "plan", width, "step_s",
-                     "mfu", "mem_GB", "critical path (why)");
+  // MoE models: the MoE breakdown per rank (s): dispatch, combine, expert compute, exposed EP
+  // comm, and the routing's imbalance.
+  const bool moe = model.moe.has_value();
+  out << fmt::format("{:>4}  {:<{}} {:>10} {:>7} {:>8}  {}{}\n", "rank", "plan", width, "step_s",
+                     "mfu", "mem_GB",
+                     moe ? fmt::format("{:>9} {:>9} {:>9} {:>10} {:>5}  ", "dispatch", "combine",
+                                       "experts", "ep_exposed", "imb")
+                         : "",
+                     "critical path (why)");
   for (std::size_t i = 0; i < labels.size(); ++i) {
     const SweepRow& r = best[i];
-    out << fmt::format("{:>4}  {:<{}} {:>10.3f} {:>6.1f}% {:>8.1f}  {}\n", i + 1, labels[i], width,
-                       r.step_time_s, 100 * r.mfu, r.mem_gb, r.critical_path);
+    const MoeBreakdown& b = r.moe_stats;
+    out << fmt::format(
+        "{:>4}  {:<{}} {:>10.3f} {:>6.1f}% {:>8.1f}  {}{}\n", i + 1, labels[i], width,
+        r.step_time_s, 100 * r.mfu, r.mem_gb,
+        moe ? fmt::format("{:>9.3f} {:>9.3f} {:>9.3f} {:>10.3f} {:>5.2f}  ", b.dispatch_s,
+                          b.combine_s, b.expert_compute_s, b.exposed_ep_comm_s, b.imbalance)
+            : "",
+        r.critical_path);
   }
   if (!o.out_path.empty()) out << fmt::format("rows written to {}\n", o.out_path);
   if (!o.trace_path.empty() && !best.empty()) {

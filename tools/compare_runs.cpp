@@ -68,6 +68,10 @@ void predict(const PublishedRun& run, ComparedRow& row) {
       p.plan.vp, p.plan.microbatch_size, p.plan.global_batch, to_string(p.plan.schedule),
       to_string(p.plan.recompute), to_string(p.plan.attention), p.hardware.attention_kernel,
       p.plan.sequence_parallel ? " sp" : "");
+  if (p.model.moe) {
+    row.plan += fmt::format(" ep {} etp {} {} dispatcher", p.plan.moe.ep,
+                            expert_tp(p.plan.moe, p.plan.tp), to_string(p.plan.moe.dispatcher));
+  }
   const bool layer_time = run.measured.metric == kLayerTime;
   if (!layer_time && !is_step_metric(run.measured.metric)) {
     row.reason = fmt::format("metric '{}' is not a whole-step quantity meshsim reports",

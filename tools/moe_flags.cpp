@@ -20,8 +20,13 @@ std::vector<OptionSpec> moe_options() {
        "token copies per routed expert: uniform, Zipf with exponent S, or a JSON file "
        "{\"tokens_per_expert\": [...]} [uniform]"},
       {"--overlap-moe-comm", "",
-       "with --schedule dualpipev: each pair's forward and backward interleave at the EP "
-       "collectives, the all-to-all of one microbatch beside the other's compute (DualPipe)"},
+       "the all-to-all of one microbatch beside another's compute: with --schedule dualpipev "
+       "DualPipe's pairs; with 1f1b (pp 1) or interleaved Megatron-Core's combined 1F1B "
+       "(--overlap-moe-expert-parallel-comm: one more warm-up forward, each steady forward "
+       "paired with a backward)"},
+      {"--delay-wgrad-compute", "",
+       "with --overlap-moe-comm on 1f1b/interleaved: the expert weight gradients after the "
+       "dispatch backward's all-to-all is launched (Megatron's --delay-wgrad-compute)"},
       {"--moe-capacity-factor", "F",
        "each expert takes at most F x its uniform share of token copies, the rest are dropped "
        "[no capacity]"},
@@ -36,6 +41,7 @@ MoePlan read_moe_plan(const Args& args) {
       args.get_choice("--moe-token-dispatcher", "alltoall", {"alltoall", "allgather", "flex"}));
   m.routing = parse_routing(args.get("--routing", "uniform"));
   m.overlap_comm = args.has("--overlap-moe-comm");
+  m.delay_wgrad = args.has("--delay-wgrad-compute");
   m.capacity_factor = read_capacity_factor(args);
   return m;
 }
@@ -63,6 +69,7 @@ void put_moe_plan(nlohmann::ordered_json& j, const TransformerModel& model, cons
   j["routing"] = p.moe.routing.origin;
   if (p.moe.capacity_factor > 0) j["moe_capacity_factor"] = p.moe.capacity_factor;
   if (p.moe.overlap_comm) j["overlap_moe_comm"] = true;
+  if (p.moe.delay_wgrad) j["delay_wgrad_compute"] = true;
 }
 
 }  // namespace meshsim

@@ -22,6 +22,7 @@ struct MoeBreakdown {
   double hidden_fraction = 0;    // 1 - exposed / (dispatch + combine), the all-to-all hidden
   double imbalance = 1;          // the busiest EP rank's token copies over the mean
   double dropped_fraction = 0;   // token copies dropped by the capacity
+  bool operator==(const MoeBreakdown&) const = default;
 };
 
 MoeBreakdown moe_breakdown(const TransformerModel& model, const StepPlan& plan,

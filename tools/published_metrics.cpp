@@ -14,6 +14,14 @@ double published_model_flops(std::string_view source, const TransformerModel& mo
   if (source.starts_with("megatron_readme")) {
     return 96 * b * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h));
   }
+  if (model.moe) {
+    // A token multiplies through its k routed experts, not all E: 6 x the parameters it meets
+    // (router, k routed and the shared experts, attention, head) + full attention, the model
+    // FLOPs of meshsim step (Megatron-LM's num_floating_point_operations counts top-k experts
+    // the same way).
+    return b * s *
+           training_flops_per_token(model, static_cast<std::int64_t>(s), AttentionFlops::full);
+  }
   const double n = static_cast<double>(count_parameters(model).total);
   return b * s * (6 * n + 12 * l * h * s);
 }

@@ -11,9 +11,10 @@
 #include "sim/error.hpp"
 #include "sim/json_fields.hpp"
 #include "tools/tp_overlap_flag.hpp"
+#include "tools/published_moe.hpp"
 
 namespace meshsim {
-namespace {
+namespace published_fields {
 
 using json = nlohmann::json;
 
@@ -52,6 +53,13 @@ bool flag(const json& obj, const char* field) {
   }
   return obj.at(field).get<bool>();
 }
+
+}  // namespace published_fields
+
+namespace {
+
+using json = nlohmann::json;
+using namespace published_fields;
 
 // An optional free-text field (absent, null or not a string: nullopt; the file's free text is
 // never an error).
@@ -130,18 +138,18 @@ std::variant<TransformerModel, SkippedRun> model_of(const json& m,
     model.vocab = 51200;
     notes.emplace_back("vocab = 51,200");
   }
-  const bool llama = is_llama(m);
+  const bool llama = is_llama(m) || published_moe_style(m);
+  if (llama && !is_llama(m)) {
+    notes.emplace_back("MoE/MLA model: RMSNorm, SwiGLU, RoPE, untied embeddings, no biases");
+  }
   model.gated_mlp = llama;
   model.tied_embeddings = !llama;
   model.norm = llama ? NormKind::rmsnorm : NormKind::layernorm;
   model.linear_bias = !llama;
   model.position = llama ? PositionEmbedding::rope : PositionEmbedding::learned;
   model.dropout = !llama;
-  try {
-    check_model(model, model.name);
-  } catch (const InputError& e) {
-    return SkippedRun{e.what()};
-  }
+  // MoE, MLA and head_dim fields (tools/published_moe.hpp), then the model's checks.
+  if (auto skipped = published_moe_model(m, model, notes)) return *skipped;
   return model;
 }
 
@@ -346,6 +354,9 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
   }
   if (auto skipped =
           fill_plan(run.parallel, run.cluster, out.model.layers, out.plan, out.conventions)) {
+    return *skipped;
+  }
+  if (auto skipped = published_moe_plan(run.parallel, out.model, out.plan, out.conventions)) {
     return *skipped;
   }
   out.plan.seq = out.model.seq_len;

@@ -16,9 +16,10 @@
 //            SXM boards of the built-ins).
 //   model    heads null: skipped; kv_heads null: heads (multi-head attention); ffn null: 4 x
 //   hidden;
-//            vocab null: 51,200 (GPT-like); seq from the model. Llama-named models: RMSNorm,
-//            SwiGLU, RoPE, untied embeddings; every other model GPT-style: LayerNorm, GELU MLP,
-//            biases, learned positions, tied embeddings, dropout.
+//            vocab null: 51,200 (GPT-like); seq from the model. Llama-named models and models
+//            with a `moe` or `mla` block: RMSNorm, SwiGLU, RoPE, untied embeddings; every other
+//            model GPT-style: LayerNorm, GELU MLP, biases, learned positions, tied embeddings,
+//            dropout. MoE, MLA and head_dim fields: tools/published_moe.hpp.
 //   parallel tp or pp null: skipped (the source gives only their product); dp null: the GPUs left;
 //            tp x pp x cp x dp other than the GPUs printed: skipped; sp and distributed_optimizer
 //            true, false or null (null: off);
@@ -56,6 +57,7 @@
 //            family (Hopper): Transformer Engine's cuDNN fused attention ("when both are
 //            applicable, Transformer Engine prefers cuDNN flash attention on Hopper+", NVIDIA
 //            NeMo docs, memory_optimizations.rst).
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -113,6 +115,17 @@ struct RunPlan {
 struct SkippedRun {
   std::string reason;
 };
+
+// Reading a row's fields (InputError naming the field when present but malformed).
+namespace published_fields {
+std::string lower(std::string_view s);
+// An optional non-negative integer (nullopt when absent or null).
+std::optional<std::int64_t> count(const nlohmann::json& obj, const char* field);
+// An optional string (nullopt when absent or null).
+std::optional<std::string> text(const nlohmann::json& obj, const char* field);
+// An optional boolean (false when absent or null).
+bool flag(const nlohmann::json& obj, const char* field);
+}  // namespace published_fields
 
 // The plan of a run by the rules above, or why it cannot be expressed.
 std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run);

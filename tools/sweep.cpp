@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "sim/error.hpp"
+#include "sim/step_metrics.hpp"
 #include "tools/simulation.hpp"
 
 namespace meshsim {
@@ -95,7 +96,24 @@ SweepRow evaluate_plan(const TransformerModel& model, const StepPlan& plan,
   row.tokens_per_s = eval.tokens_per_s;
   row.mfu = eval.mfu;
   row.critical_path = top_categories(sim.metrics);
+  if (row.moe) {
+    row.moe_stats = moe_breakdown(model, plan, sim,
+                                  time_breakdown(sim.program, sim.timeline, sim.metrics.makespan));
+  }
   return row;
+}
+
+nlohmann::json moe_stats_json(const MoeBreakdown& b) {
+  return {b.dispatch_s,      b.combine_s, b.expert_compute_s, b.exposed_ep_comm_s,
+          b.hidden_fraction, b.imbalance, b.dropped_fraction};
+}
+
+MoeBreakdown moe_stats_from_json(const nlohmann::json& j) {
+  MoeBreakdown b;
+  double* fields[] = {&b.dispatch_s,      &b.combine_s, &b.expert_compute_s, &b.exposed_ep_comm_s,
+                      &b.hidden_fraction, &b.imbalance, &b.dropped_fraction};
+  for (std::size_t i = 0; i < std::size(fields); ++i) *fields[i] = j.at(i).get<double>();
+  return b;
 }
 
 std::vector<SweepRow> evaluate_plans(
@@ -204,6 +222,15 @@ nlohmann::ordered_json sweep_row_json(const SweepRow& r) {
   j["peak_rank"] = r.peak_rank;
   j["oom"] = r.oom;
   j["critical_path"] = r.critical_path;
+  if (r.moe) {
+    const MoeBreakdown& b = r.moe_stats;
+    const auto timed = [&](double v) { return r.timed ? nlohmann::ordered_json(v) : nullptr; };
+    j["dispatch_s"] = timed(b.dispatch_s);
+    j["combine_s"] = timed(b.combine_s);
+    j["expert_compute_s"] = timed(b.expert_compute_s);
+    j["exposed_ep_comm_s"] = timed(b.exposed_ep_comm_s);
+    j["imbalance"] = timed(b.imbalance);
+  }
   return j;
 }
 
@@ -211,8 +238,9 @@ std::string sweep_csv(const std::vector<SweepRow>& rows) {
   const bool moe = !rows.empty() && rows.front().moe;
   std::string out = fmt::format(
       "tp,pp,cp,dp,vp,mbs,{}schedule,cp_variant,recompute,sharding,precision,microbatches,"
-      "step_time_s,tokens_per_s,mfu,mem_gb,oom,critical_path\n",
-      moe ? "ep,etp," : "");
+      "step_time_s,tokens_per_s,mfu,mem_gb,oom,{}critical_path\n",
+      moe ? "ep,etp," : "",
+      moe ? "dispatch_s,combine_s,expert_compute_s,exposed_ep_comm_s,imbalance," : "");
   for (const auto& r : rows) {
     const StepPlan& p = r.plan;
     out += fmt::format("{},{},{},{},{},{},", p.tp, p.pp, p.cp, p.dp, p.vp, p.microbatch_size);
@@ -225,7 +253,15 @@ std::string sweep_csv(const std::vector<SweepRow>& rows) {
     } else {
       out += ",,,";
     }
-    out += fmt::format("{:.3f},{},\"{}\"\n", r.mem_gb, r.oom ? "true" : "false", r.critical_path);
+    out += fmt::format("{:.3f},{},", r.mem_gb, r.oom ? "true" : "false");
+    if (moe && r.timed) {
+      const MoeBreakdown& b = r.moe_stats;
+      out += fmt::format("{:.9g},{:.9g},{:.9g},{:.9g},{:.6f},", b.dispatch_s, b.combine_s,
+                         b.expert_compute_s, b.exposed_ep_comm_s, b.imbalance);
+    } else if (moe) {
+      out += ",,,,,";
+    }
+    out += fmt::format("\"{}\"\n", r.critical_path);
   }
   return out;
 }

@@ -13,6 +13,7 @@
 #include "schedules/plan_space.hpp"
 #include "schedules/training_step.hpp"
 #include "sim/hardware_profile.hpp"
+#include "tools/moe_report.hpp"
 
 namespace meshsim {
 
@@ -38,6 +39,9 @@ struct SweepRow {
   double mfu = 0;             // fraction of the GPUs' dense bf16 peak
   std::string critical_path;  // "61% gemm, 14% attention_bwd, 9% p2p" (top three)
   bool moe = false;           // the model has MoE layers: rows add ep and etp
+  // MoE models, timed rows: the step's MoE breakdown (meshsim step's `moe` block), rows add its
+  // dispatch, combine, expert compute, exposed EP comm and imbalance.
+  MoeBreakdown moe_stats;
   bool operator==(const SweepRow&) const = default;
 };
 
@@ -55,6 +59,10 @@ std::vector<SweepRow> evaluate_plans(
     const TransformerModel& model, const std::vector<StepPlan>& plans,
     const HardwareProfile& hardware, int jobs, int offset = 0, int stride = 1,
     const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+// The MoE breakdown of a row for the MPI hand-over (cmd_sweep) and back.
+nlohmann::json moe_stats_json(const MoeBreakdown& b);
+MoeBreakdown moe_stats_from_json(const nlohmann::json& j);
 
 // The plan's mesh as JSON fields, in this order: tp, pp, cp, dp, vp, mbs.
 void put_mesh(nlohmann::ordered_json& j, const StepPlan& p);

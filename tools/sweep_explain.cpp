@@ -232,13 +232,25 @@ std::string explain_combination(const TransformerModel& model, const PlanLists& 
   }
   const SweepRow row = evaluate_plan(model, *o.plan, hw);
   std::string s = fmt::format("{}: valid, plan {} ({} microbatches)\n", label,
-                              plan_label(*o.plan, label_axes(lists, false)), microbatches(*o.plan));
+                              plan_label(*o.plan, label_axes(lists, model.moe.has_value())),
+                              microbatches(*o.plan));
   s += fmt::format("  memory: peak {:.2f} GB on pipeline rank {} of {:.2f} GB: {}\n", row.mem_gb,
                    row.peak_rank, hw.memory_bytes / 1e9,
                    row.oom ? "OOM, so the sweep does not time it" : "fits");
   if (row.timed) {
     s += fmt::format("  step time {:.6f} s, MFU {:.1f} %, critical path {}\n", row.step_time_s,
                      100 * row.mfu, row.critical_path);
+    if (row.moe) {
+      const MoeBreakdown& b = row.moe_stats;
+      s += fmt::format(
+          "  moe per rank: dispatch {:.6f} s and combine {:.6f} s (the EP all-to-alls, forward "
+          "and backward), expert compute {:.6f} s (the grouped expert GEMMs and their "
+          "activation), exposed ep comm {:.6f} s ({:.1f} % of the all-to-all hidden behind "
+          "compute), "
+          "imbalance {:.2f} (the busiest EP rank's token copies over the mean)\n",
+          b.dispatch_s, b.combine_s, b.expert_compute_s, b.exposed_ep_comm_s,
+          100 * b.hidden_fraction, b.imbalance);
+    }
   } else if (!row.oom) {
     s += fmt::format("  {}\n", row.critical_path);  // "not simulated: ..."
   }

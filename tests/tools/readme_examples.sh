@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every `$ meshsim ...` line of the README's console blocks, in order, in one temporary
 # folder (so later examples can read files earlier ones wrote), where data/ is the repository's
-# data folder (examples read data/hf/). Fails on the first non-zero exit.
+# data folder (examples read data/hf/) and tests/ its tests folder (test data files). Fails on the
+# first non-zero exit.
 #   readme_examples.sh <path-to-meshsim> <path-to-README.md>
 set -euo pipefail
 meshsim=$(realpath "$1")
@@ -10,6 +11,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 ln -s "$(dirname "$readme")/data" data
+ln -s "$(dirname "$readme")/tests" tests
 count=0
 while IFS= read -r line; do
   cmd=${line#'$ meshsim '}

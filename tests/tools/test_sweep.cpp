@@ -1,9 +1,13 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "schedules/plan_space.hpp"
+#include "sim/hardware_profile.hpp"
 #include "tools/sweep.hpp"
 
 using namespace meshsim;
@@ -138,4 +142,49 @@ TEST_CASE("sweep defaults: the lists and the plan space of `meshsim sweep` witho
   // 95 interleaved with one chunk, 24 uneven layer splits, 11 interleaving groups, 8 gbs by dp x
   // mbs: 720 - 450 = 270.
   CHECK(space.plans.size() == 270);
+}
+
+TEST_CASE("sweep: an MoE model's rows carry its MoE breakdown as columns") {
+  // tiny_model with 8 experts of f_e 256, top 2, uniform routing, alltoall, ep 4 on 4 GPUs.
+  TransformerModel m = tiny_model();
+  MoeBlock b;
+  b.experts = 8;
+  b.top_k = 2;
+  b.expert_ffn = 256;
+  m.moe = b;
+  StepPlan p;
+  p.dp = 4;
+  p.moe.ep = 4;
+  p.global_batch = 8;
+  p.seq = 512;
+  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const SweepRow r = evaluate_plan(m, p, hw);
+  REQUIRE(r.timed);
+  REQUIRE(r.moe);
+  const MoeBreakdown& s = r.moe_stats;
+  // Uniform routing: every EP rank receives T·k/ep copies, imbalance exactly 1.
+  CHECK(s.imbalance == 1.0);
+  // Dispatch (forward dispatch + combine's gradient) and combine (forward combine + dispatch's
+  // gradient) move the same T·k·h·e bytes over the same group, as many times each.
+  CHECK(s.dispatch_s > 0);
+  CHECK(s.dispatch_s == doctest::Approx(s.combine_s).epsilon(1e-9));
+  // Exposed EP comm is a part of the EP comm.
+  CHECK(s.exposed_ep_comm_s <= s.dispatch_s + s.combine_s + 1e-12);
+  CHECK(s.expert_compute_s > 0);
+  // CSV: five columns after oom, in the order of the header.
+  const std::string csv = sweep_csv({r});
+  CHECK(csv.find(",mem_gb,oom,dispatch_s,combine_s,expert_compute_s,exposed_ep_comm_s,imbalance,"
+                 "critical_path\n") != std::string::npos);
+  CHECK(csv.find(fmt::format(",false,{:.9g},{:.9g},{:.9g},{:.9g},{:.6f},", s.dispatch_s,
+                             s.combine_s, s.expert_compute_s, s.exposed_ep_comm_s, s.imbalance)) !=
+        std::string::npos);
+  // JSON: the same five fields; the MPI hand-over keeps every number.
+  const auto j = sweep_row_json(r);
+  CHECK(j["dispatch_s"] == s.dispatch_s);
+  CHECK(j["exposed_ep_comm_s"] == s.exposed_ep_comm_s);
+  CHECK(j["imbalance"] == 1.0);
+  CHECK(moe_stats_from_json(moe_stats_json(s)) == s);
+  // A dense model's rows keep their columns.
+  CHECK(sweep_csv({evaluate_plan(tiny_model(), tiny_plans().front(), hw)}).find("dispatch_s") ==
+        std::string::npos);
 }

@@ -170,3 +170,24 @@ TEST_CASE("sweep explain: the progress bar shows its ETA on a terminal only") {
   CHECK(tty.str().find("4/4 plans, 0:00 elapsed, ETA 0:00") != std::string::npos);
   CHECK(tty.str().back() == '\n');
 }
+
+TEST_CASE("sweep explain: --why on an MoE model reads out its MoE breakdown") {
+  // mixtral-8x7b on the 16 GPUs, tp 2 pp 2 (dp 4), ep 8 etp 1.
+  const TransformerModel m = *builtin_model("mixtral-8x7b");
+  PlanLists l = lists16();
+  l.tp = {2};
+  l.pp = {2};
+  l.mbs = {1};
+  l.ep = {8};
+  l.etp = {1};
+  const Combination c = parse_combination("tp2 pp2 mbs1", l);
+  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const std::string s = explain_combination(m, l, hw, c);
+  const CombinationOutcome o = check_combination(m, l, c);
+  REQUIRE(o.plan);
+  const MoeBreakdown b = evaluate_plan(m, *o.plan, hw).moe_stats;
+  CHECK(s.find(fmt::format("moe per rank: dispatch {:.6f} s and combine {:.6f} s", b.dispatch_s,
+                           b.combine_s)) != std::string::npos);
+  CHECK(s.find(fmt::format("exposed ep comm {:.6f} s", b.exposed_ep_comm_s)) != std::string::npos);
+  CHECK(s.find("imbalance 1.00") != std::string::npos);  // uniform routing
+}
