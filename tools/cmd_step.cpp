@@ -20,6 +20,7 @@
 #include "sim/step_metrics.hpp"
 #include "sim/time.hpp"
 #include "tools/commands.hpp"
+#include "tools/cross_entropy_flag.hpp"
 #include "tools/memory_report.hpp"
 #include "tools/model_flag.hpp"
 #include "tools/moe_flags.hpp"
@@ -141,10 +142,7 @@ std::vector<OptionSpec> step_options() {
       {"--attention", "flash|materialized",
        "attention core: fused FlashAttention, or QK^T / softmax / dropout / PV over kept s x s "
        "scores as Megatron-LM before FlashAttention (cp 1) [flash]"},
-      {"--cross-entropy", "vocab-parallel|torch-fp32",
-       "the loss: Megatron-LM's vocab-parallel cross entropy (fp32 softmax kept, gradient in "
-       "place), or PyTorch's cross_entropy on fp32-upcast logits as torchtitan and Hugging Face "
-       "run it (log-softmax kept, two fp32 gradients in its backward) [vocab-parallel]"},
+      cross_entropy_option(),
       {"--distributed-optimizer", "",
        "shard the optimizer over dp x cp: gradient reduce-scatter + parameter all-gather"},
       {"--no-overlap-grad-reduce", "",
@@ -297,8 +295,7 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out, std::
       args.get_choice("--recompute", "none", {"none", "selective", "full", "selective-op"}));
   p.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
-  p.cross_entropy = *parse_cross_entropy(
-      args.get_choice("--cross-entropy", "vocab-parallel", {"vocab-parallel", "torch-fp32"}));
+  read_cross_entropy(args, p);
   read_precision(args, out.hardware, p);
   p.sequence_parallel = !args.has("--no-sequence-parallel");
   read_optimizer_and_overlap(args, out.hardware, p);

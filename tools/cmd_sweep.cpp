@@ -23,6 +23,7 @@
 #include "sim/error.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
+#include "tools/cross_entropy_flag.hpp"
 #include "tools/field_flags.hpp"
 #include "tools/model_flag.hpp"
 #include "tools/output_file.hpp"
@@ -177,10 +178,7 @@ std::vector<OptionSpec> sweep_options() {
       {"--attention", "flash|materialized",
        "attention core: fused FlashAttention, or QK^T / softmax / dropout / PV over kept s x s "
        "scores as Megatron-LM before FlashAttention (cp 1) [flash]"},
-      {"--cross-entropy", "vocab-parallel|torch-fp32",
-       "the loss: Megatron-LM's vocab-parallel cross entropy (fp32 softmax kept, gradient in "
-       "place), or PyTorch's cross_entropy on fp32-upcast logits as torchtitan and Hugging Face "
-       "run it (log-softmax kept, two fp32 gradients in its backward) [vocab-parallel]"},
+      cross_entropy_option(),
       {"--distributed-optimizer", "",
        "shard the optimizer state over data-parallel ranks (= --sharding zero1)"},
       {"--no-sequence-parallel", "", "keep activations whole on every TP rank"},
@@ -260,8 +258,7 @@ PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
   base.recompute = lists.recompute.front();
   base.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
-  base.cross_entropy = *parse_cross_entropy(
-      args.get_choice("--cross-entropy", "vocab-parallel", {"vocab-parallel", "torch-fp32"}));
+  read_cross_entropy(args, base);
   read_sweep_sharding(args, defaults, lists);
   lists.precision = enum_list<Precision>(args, "--precision", "bf16", parse_precision,
                                          "bf16, fp8-delayed, fp8-current, fp8-blockwise, mxfp8, "

@@ -10,8 +10,8 @@
 #include "sim/compute_model.hpp"
 #include "sim/error.hpp"
 #include "sim/json_fields.hpp"
-#include "tools/tp_overlap_flag.hpp"
 #include "tools/published_moe.hpp"
+#include "tools/tp_overlap_flag.hpp"
 
 namespace meshsim {
 namespace published_fields {
@@ -381,10 +381,12 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
     out.conventions.emplace_back(
         "attention materialized (Zero Bubble's activation model sb(34h + 5as), Table 1)");
   }
+  // Only where the row says the run had it (`parallel.tp_comm_overlap`: Megatron-Core's
+  // --tp-comm-overlap); no row of data/published states it. Read outside the try: a malformed
+  // field is an error of the file, not a row meshsim cannot express.
+  const bool tp_comm_overlap = flag(run.parallel, "tp_comm_overlap");
   try {
-    // Only where the row says the run had it (`parallel.tp_comm_overlap`: Megatron-Core's
-    // --tp-comm-overlap); no row of data/published states it.
-    if (flag(run.parallel, "tp_comm_overlap")) {
+    if (tp_comm_overlap) {
       enable_tp_comm_overlap(out.hardware, out.plan);
       out.conventions.emplace_back("TP communication overlap (the source's --tp-comm-overlap)");
     }

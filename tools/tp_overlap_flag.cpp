@@ -22,6 +22,14 @@ void enable_tp_comm_overlap(const HardwareProfile& hardware, StepPlan& plan) {
         "h200-sxm, h800-sxm and a100-sxm): TE's SM-based communication kernels take 16 of them",
         hardware.name));
   }
+  // Userbuffers exchange through CUDA IPC over NVLink: the TP group must sit in one NVLink
+  // domain (meshsim's node).
+  if (plan.tp > hardware.gpus_per_node) {
+    throw InputError(fmt::format(
+        "--tp-comm-overlap needs the TP group inside one NVLink domain: --tp {} is more than the "
+        "{} GPUs per node of hardware '{}'",
+        plan.tp, hardware.gpus_per_node, hardware.name));
+  }
   plan.tp_comm_overlap = true;
   plan.gpu_sms = *sms;
 }

@@ -310,4 +310,7 @@ TEST_CASE("published runs: TP comm overlap only where the row states it") {
   row["parallel"]["sp"] = false;
   CHECK(skipped(row).find("`tp_comm_overlap` needs `tp` > 1 with sequence parallelism") !=
         std::string::npos);
+  // A malformed flag is an error of the file (exit 2), not a row that cannot be expressed.
+  row["parallel"]["tp_comm_overlap"] = "yes";
+  CHECK_THROWS_AS(plan_run(read_one(row)), InputError);
 }
