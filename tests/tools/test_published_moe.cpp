@@ -1,6 +1,6 @@
 // The MoE fields of the published-runs schema (tools/published_moe.hpp), on a test-only runs file
-// of synthetic MoE rows (tests/tools/data/moe_runs.json: its measured values are placeholders,
-// not measurements; predictions never read them).
+// of synthetic MoE rows (tests/tools/data/moe_runs.json: its measured values are invented for
+// the test, not measurements; predictions never read them).
 #include <doctest/doctest.h>
 
 #include <algorithm>
