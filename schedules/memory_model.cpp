@@ -43,6 +43,7 @@ PipelineShape plan_shape(const MemoryPlan& plan) {
   shape.stages = plan.pp;
   shape.microbatches = plan.microbatches;
   shape.chunks = plan.vp;
+  shape.group_size = plan.group_size;
   shape.combined_1f1b = plan.combined_1f1b;
   return shape;
 }

@@ -137,6 +137,9 @@ struct MemoryPlan {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int vp = 1;            // chunks per rank for the interleaved schedule (V schedules use 2)
   int microbatches = 1;  // m per step (only for the in-flight count the plan computes itself)
+  // Interleaved: microbatches per group (PipelineShape::group_size; 0 = pp). A larger group
+  // warms up with (vp - 1)·g forwards, so more chunk-activations are in flight.
+  int group_size = 0;
   // Megatron's combined 1F1B (PipelineShape::combined_1f1b): one more warm-up forward, so one
   // more chunk-activation in flight.
   bool combined_1f1b = false;

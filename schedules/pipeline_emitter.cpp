@@ -1,7 +1,9 @@
 #include "schedules/pipeline_emitter.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -11,6 +13,8 @@ namespace meshsim {
 namespace {
 
 using Part = std::pair<PipeWork, std::pair<int, int>>;
+
+constexpr int kNever = INT_MAX;
 
 std::vector<Part> parts_of(const PipeAction& a) {
   if (a.work != PipeWork::forward_backward) return {{a.work, {a.microbatch, a.chunk}}};
@@ -53,6 +57,56 @@ PipelineEmitter::PipelineEmitter(const PipelineShape& shape)
     for (const auto& step : plans_.back().makes) {
       for (const PipeMessage& m : step) {
         sent_to_[static_cast<std::size_t>(r)][static_cast<std::size_t>(m.peer)].push_back(m);
+      }
+    }
+  }
+  nominal_clock();
+}
+
+void PipelineEmitter::nominal_clock() {
+  const auto P = static_cast<std::size_t>(p_);
+  // (sender, receiver, tag) -> (sender's step that makes it)
+  std::map<std::tuple<int, int, int>, std::size_t> made_by;
+  for (std::size_t r = 0; r < P; ++r) {
+    const auto& makes = plans_[r].makes;
+    for (std::size_t k = 0; k < makes.size(); ++k) {
+      for (const PipeMessage& m : makes[k]) made_by[{static_cast<int>(r), m.peer, tag_of(m)}] = k;
+    }
+  }
+  std::vector<std::vector<int>> start(P);  // start[r][k]: tick at which step k of rank r starts
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (std::size_t r = 0; r < P; ++r) {
+      const RankPlan& plan = plans_[r];
+      auto& at = start[r];
+      while (at.size() < plan.steps.size()) {
+        int begin = at.empty() ? 0 : at.back() + 1;
+        bool ready = true;
+        for (const PipeMessage& m : plan.needs[at.size()]) {
+          const auto it = made_by.find({m.peer, static_cast<int>(r), tag_of(m)});
+          const auto& sender = start[static_cast<std::size_t>(m.peer)];
+          if (it == made_by.end() || it->second >= sender.size()) {
+            ready = false;
+            break;
+          }
+          begin = std::max(begin, sender[it->second] + 1);
+        }
+        if (!ready) break;
+        at.push_back(begin);
+        progress = true;
+      }
+    }
+  }
+  sent_at_.assign(P, std::vector<std::vector<int>>(P));
+  for (std::size_t r = 0; r < P; ++r) {
+    RankPlan& plan = plans_[r];
+    plan.posted_at.assign(plan.steps.size() + 1, kNever);
+    plan.posted_at[0] = 0;
+    for (std::size_t k = 0; k < start[r].size(); ++k) plan.posted_at[k + 1] = start[r][k] + 1;
+    for (std::size_t k = 0; k < plan.makes.size(); ++k) {
+      for (const PipeMessage& m : plan.makes[k]) {
+        sent_at_[r][static_cast<std::size_t>(m.peer)].push_back(plan.posted_at[k + 1]);
       }
     }
   }
@@ -233,6 +287,7 @@ void PipelineEmitter::emit_steps(int pr, PipelineEmitHost& host) const {
   std::map<std::pair<int, int>, OpId> received_by;  // (peer, tag) -> exchange op
   std::vector<PipeMessage> pending_sends;
   OpId last_output = -1;
+  const bool lockstep = shape_.schedule == PipelineSchedule::interleaved;
   for (std::size_t k = 0; k <= plan.steps.size(); ++k) {
     std::vector<PipeMessage> recvs;
     if (k < plan.steps.size()) {
@@ -248,6 +303,22 @@ void PipelineEmitter::emit_steps(int pr, PipelineEmitHost& host) const {
           early.peer = m.peer;
           found = tag_of(early) == tag_of(m);
           received_by[{m.peer, tag_of(early)}] = -1;
+          recvs.push_back(early);
+        }
+      }
+      // Interleaved 1F1B: messages a peer sends no later than this boundary is posted are received
+      // here, as Megatron does (each call receives what the peer's matching call sends and queues
+      // it per chunk until that chunk runs): with microbatch groups larger than the pipeline an
+      // activation crosses from the last rank to the first several steps before it is needed,
+      // and a send left waiting for that later receive would hold the sender's own receives.
+      for (std::size_t peer = 0; lockstep && peer < cursor.size(); ++peer) {
+        const auto& from_peer = sent_to_[peer][static_cast<std::size_t>(pr)];
+        const auto& when = sent_at_[peer][static_cast<std::size_t>(pr)];
+        auto& at = cursor[peer];
+        while (at < from_peer.size() && when[at] <= plan.posted_at[k]) {
+          PipeMessage early = from_peer[at++];
+          early.peer = static_cast<int>(peer);
+          received_by[{early.peer, tag_of(early)}] = -1;
           recvs.push_back(early);
         }
       }

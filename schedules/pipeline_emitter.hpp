@@ -12,8 +12,11 @@
 // - before each step one batched exchange per peer: send what the previous step produced and
 //   receive what this step needs. Receives from a peer are posted in the order that peer sends
 //   (p2p matches in posting order), so a message the peer sends earlier than this rank needs it is
-//   received early. Each compute part waits only for the exchanges that delivered its inputs;
-//   sends do not hold compute back; each exchange follows the last compute part;
+//   received early. Interleaved 1F1B also receives, at each boundary, whatever the peer sends no
+//   later than that boundary on a unit clock (every step one tick): Megatron's calls receive what
+//   the peer's matching call sends and queue it per chunk, which keeps microbatch groups larger
+//   than the pipeline deadlock-free. Each compute part waits only for the exchanges that delivered
+//   its inputs; sends do not hold compute back; each exchange follows the last compute part;
 // - orders that place their own communication (post_* / commit / commit_async): post_* queue
 //   transfers, a commit issues them (one batched exchange per peer) and the host waits for all of
 //   them before its next compute; an async commit's receives are waited for by the parts that need
@@ -100,6 +103,10 @@ class PipelineEmitter {
     std::vector<int> pair_at;
     std::vector<std::vector<PipeMessage>> needs;
     std::vector<std::vector<PipeMessage>> makes;
+    // Per boundary (steps.size() + 1 of them): when its exchange is posted on the nominal clock
+    // (nominal_clock()); a message is received at the first boundary posted no earlier than the
+    // peer's exchange that sends it, and at the latest before the step that needs it.
+    std::vector<int> posted_at;
   };
 
   std::vector<std::vector<Part>> steps_of(int pr, const std::vector<PipeAction>& actions,
@@ -108,6 +115,10 @@ class PipelineEmitter {
   std::vector<OpId> exchange(int pr, PipelineEmitHost& host, const std::vector<PipeMessage>& sends,
                              const std::vector<PipeMessage>& recvs, OpId after, int boundary,
                              std::vector<OpId>* created = nullptr) const;
+  // Runs the planned steps on a unit clock (every step one tick, started once the previous step
+  // is done and every message it needs has been sent) and fills each plan's posted_at and
+  // sent_at_. Boundaries of a rank that cannot run on that clock stay at kNever.
+  void nominal_clock();
   void emit_steps(int pr, PipelineEmitHost& host) const;
   // The compute parts of step k of rank pr, each waiting for the exchanges that delivered its
   // inputs; returns the op after which the step's outputs are ready.
@@ -122,6 +133,8 @@ class PipelineEmitter {
   std::vector<RankPlan> plans_;
   // sent_to_[src][dst]: the messages src sends to dst, in src's order (peer = dst).
   std::vector<std::vector<std::vector<PipeMessage>>> sent_to_;
+  // sent_at_[src][dst][i]: when src posts the exchange carrying sent_to_[src][dst][i].
+  std::vector<std::vector<std::vector<int>>> sent_at_;
 };
 
 }  // namespace meshsim

@@ -168,6 +168,7 @@ MemoryPlan memory_plan(const StepPlan& plan) {
   m.vp = plan.vp;
   m.microbatches = std::max(1, microbatches(plan));
   m.combined_1f1b = step_shape(plan).combined_1f1b;
+  m.group_size = plan.microbatch_group_size;
   m.microbatch_size = plan.microbatch_size;
   m.seq = plan.seq;
   m.sequence_parallel = plan.sequence_parallel;

@@ -222,6 +222,27 @@ TEST_CASE("memory model: activations follow the schedule's peak in-flight microb
   CHECK(full.stages[0].recompute_working == f.layer_none);
 }
 
+TEST_CASE("memory model: interleaved in-flight chunks grow with the microbatch group size") {
+  // Megatron's interleaved warm-up on rank r is 2(p-r-1) + (v-1)g forwards, plus the one in the
+  // steady state: p = 4, v = 2, m = 24 holds 2*3 + g + 1 chunks on rank 0 (g = 4 by default,
+  // g = 6 and 12 given) and g + 1 on the last rank.
+  const TransformerModel m = *builtin_model("llama3-8b");
+  MemoryPlan p;
+  p.pp = 4;
+  p.vp = 2;
+  p.schedule = PipelineSchedule::interleaved;
+  p.microbatches = 24;
+  p.seq = 1024;
+  const HardwareProfile hw = with_memory(80e9);
+  for (const auto& [g, rank0] : {std::pair{0, 11}, std::pair{6, 13}, std::pair{12, 19}}) {
+    CAPTURE(g);
+    p.group_size = g;
+    const MemoryEstimate est = estimate_memory(m, p, hw);
+    CHECK(est.stages[0].inflight == rank0);
+    CHECK(est.stages[3].inflight == rank0 - 6);
+  }
+}
+
 TEST_CASE("memory model: interleaved and V schedules place the embedding and the head") {
   const TransformerModel m = *builtin_model("llama3-8b");
   MemoryPlan p;

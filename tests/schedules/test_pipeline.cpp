@@ -312,6 +312,34 @@ TEST_CASE("all-warm-up interleaving (every forward in the warm-up) is deadlock-f
         13000);
 }
 
+TEST_CASE(
+    "interleaved with microbatch groups larger than the pipeline: deadlock-free, same bubble") {
+  // Megatron's --microbatch-group-size-per-virtual-pipeline-stage g > p: the last rank's chunk-c
+  // output of microbatch j reaches rank 0 g - p + 1 steps before rank 0's chunk c+1 runs it, and is
+  // received in the exchange that matches the send (as Megatron queues it per chunk). With free
+  // p2p the makespan keeps the interleaved form m(F+B+W) + (p-1)(F+B+W)/v for every g (here F = 1,
+  // B = 2, W = 0 per microbatch through a rank's share), and rank r holds Megatron's warm-up plus
+  // one: 2(p-r-1) + (v-1)g + 1 chunk-activations, at most m v.
+  for (const auto& [p, v, m] : {std::tuple{2, 2, 8}, std::tuple{3, 2, 12}, std::tuple{4, 3, 16}}) {
+    for (int g = p; g <= m; ++g) {
+      const int last = m % g;
+      if (last != 0 && last < p) continue;  // Megatron's rule: m mod g = 0 or >= p
+      CAPTURE(p);
+      CAPTURE(v);
+      CAPTURE(g);
+      PipelineConfig c = timed(PipelineSchedule::interleaved, p, m, 1000, 2000, 0, 0, v);
+      c.shape.group_size = g;
+      const Result r = run(c);
+      CHECK(r.metrics.makespan == static_cast<Nanos>(m * 3000 + (p - 1) * 3000 / v));
+      const std::vector<int> peaks = peak_inflight(c.shape);
+      for (int rank = 0; rank < p; ++rank) {
+        CHECK(peaks[static_cast<std::size_t>(rank)] ==
+              std::min(2 * (p - rank - 1) + (v - 1) * g + 1, m * v));
+      }
+    }
+  }
+}
+
 TEST_CASE("bad stage times are rejected naming the flags") {
   PipelineConfig c = timed(PipelineSchedule::one_f_one_b, 2, 2, 1, 1, 1);
   c.time_w = -1;
