@@ -43,6 +43,23 @@ std::optional<SkippedRun> moe_block(const json& f, int layers, TransformerModel&
   const auto dense = count_at(f, path, "dense_layers_first");
   if (!dense) notes.emplace_back("dense_layers_first = 0");
   b.first_dense_layers = static_cast<int>(std::min<std::int64_t>(dense.value_or(0), 1 << 20));
+  // The schema's own field names for what check_moe (meshsim's model JSON names) would reject: a
+  // malformed block is bad input, named as the runs file spells it.
+  const auto bad = [&](const char* field, const std::string& expected) {
+    throw InputError(fmt::format("{}.{}: expected {}", path, field, expected));
+  };
+  if (b.experts < 1) bad("num_experts", fmt::format("at least 1, got {}", b.experts));
+  if (b.top_k < 1 || b.top_k > b.experts) {
+    bad("top_k", fmt::format("1 to num_experts ({}), got {}", b.experts, b.top_k));
+  }
+  if (b.expert_ffn < 1) bad("expert_ffn_hidden", fmt::format("at least 1, got {}", b.expert_ffn));
+  if (b.shared_experts > 0 && b.shared_ffn < 1) {
+    bad("shared_expert_ffn_hidden", fmt::format("at least 1, got {}", b.shared_ffn));
+  }
+  if (b.first_dense_layers >= layers) {
+    bad("dense_layers_first",
+        fmt::format("0 to layers - 1 ({}), got {}", layers - 1, b.first_dense_layers));
+  }
   try {
     check_moe(b, layers, "model.moe");
   } catch (const InputError& e) {

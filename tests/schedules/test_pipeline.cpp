@@ -301,15 +301,13 @@ TEST_CASE("all-warm-up interleaving (every forward in the warm-up) is deadlock-f
   // Megatron's all-warm-up case: m v <= 2(p-1) + (v-1)g on rank 0, here m = g = p, v = 2. The
   // ranks that run every forward first exchange one message at a time (no forward-backward
   // pairs). With F = B = W = 1000 and free p2p the step still takes the interleaved form
-  // m(F+B+W) + (p-1)(F+B+W)/v for p = 2, 4, 8.
-  for (int p : {2, 4, 8}) {
+  // m(F+B+W) + (p-1)(F+B+W)/v for p = 2, 3, 4, 8 (p = 3 took one F+B+W/v more before messages
+  // were received in the exchange matching their send).
+  for (int p : {2, 3, 4, 8}) {
     CAPTURE(p);
     const Result r = run(timed(PipelineSchedule::interleaved, p, p, 1000, 1000, 1000, 0, 2));
     CHECK(r.metrics.makespan == static_cast<Nanos>(p * 3000 + (p - 1) * 3000 / 2));
   }
-  // p = 3 runs too, one F+B+W/v slower than that form (13 vs 12 units): noted, not hidden.
-  CHECK(run(timed(PipelineSchedule::interleaved, 3, 3, 1000, 1000, 1000, 0, 2)).metrics.makespan ==
-        13000);
 }
 
 TEST_CASE(

@@ -107,6 +107,26 @@ TEST_CASE("published MoE: rows that cannot be expressed are skipped with the rea
   CHECK_THROWS_AS(plan_run(read_one(r)), InputError);
 }
 
+TEST_CASE("published MoE: a malformed model.moe is bad input named as the runs file spells it") {
+  const auto error = [](const char* field, const json& value) {
+    json r = row("moe-test-001");
+    r["model"]["moe"][field] = value;
+    try {
+      plan_run(read_one(r));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error("num_experts", 0).find("model.moe.num_experts: expected at least 1, got 0") !=
+        std::string::npos);
+  CHECK(error("top_k", 1000).find("model.moe.top_k: expected 1 to num_experts") !=
+        std::string::npos);
+  CHECK(error("expert_ffn_hidden", 0).find("model.moe.expert_ffn_hidden") != std::string::npos);
+  CHECK(error("dense_layers_first", 100000).find("model.moe.dense_layers_first") !=
+        std::string::npos);
+}
+
 TEST_CASE("published MoE: compare simulates the MoE rows; a measured value changes no prediction") {
   const PublishedRuns runs = read_published_runs(runs_file(), "moe_runs.json");
   const Comparison c = compare_published(runs, "");
