@@ -169,13 +169,17 @@ OpId StepBuilder::kernel(std::string name, Phase phase, int layer, int mb, int c
   return last_compute_;
 }
 
-OpId StepBuilder::tp_collective(std::string name, Phase phase, int layer, int mb, int chunk,
-                                CollectiveKind kind, std::int64_t bytes) {
-  if (t_ == 1) return -1;
-  std::vector<OpId> deps = waits_;
-  if (last_compute_ >= 0) deps.push_back(last_compute_);
-  const CollectiveCall call{kind, tp_group_, bytes, p_.dtype};
-  return builder_.add(rank_, tp_comm_, std::move(name), OpLabels{phase, layer, mb, -1, chunk}, call,
+OpId StepBuilder::tp_comm_op(std::string name, Phase phase, CollectiveCall call,
+                             bool after_compute) {
+  std::vector<OpId> deps;
+  if (after_compute) {
+    deps = waits_;
+    if (last_compute_ >= 0) deps.push_back(last_compute_);
+  }
+  call.group = tp_group_;
+  call.dtype = p_.dtype;
+  return builder_.add(rank_, tp_comm_, std::move(name),
+                      OpLabels{phase, tp_ctx_.layer, tp_ctx_.mb, -1, tp_ctx_.chunk}, call,
                       std::move(deps));
 }
 

@@ -112,10 +112,10 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
               KernelShape shape, ElementwiseFn fn = ElementwiseFn::none, int step = -1,
               QuantFormat quant = QuantFormat::none);
 
-  // A collective on tp_comm: waits for the last compute kernel (and whatever the next kernel
-  // waits for, e.g. a received activation). -1 when t = 1.
-  OpId tp_collective(std::string name, Phase phase, int layer, int mb, int chunk,
-                     CollectiveKind kind, std::int64_t bytes);
+  // A collective on tp_comm in the TP group, in the plan's dtype, labelled with the current
+  // layer context (tp_ctx_); after_compute: it waits for the last compute kernel (and whatever
+  // the next kernel waits for, e.g. a received activation).
+  OpId tp_comm_op(std::string name, Phase phase, CollectiveCall call, bool after_compute);
 
   OpId dp_collective(std::string name, Phase phase, int mb, int chunk, CollectiveKind kind,
                      std::int64_t bytes);
@@ -133,8 +133,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   OpId tp_kernel(std::string name, Phase phase, KernelCall call) override;
   OpId tp_collective(std::string name, Phase phase, CollectiveKind kind, std::int64_t bytes,
                      SlotId /*in*/, SlotId /*out*/) override {
-    return tp_collective(std::move(name), phase, tp_ctx_.layer, tp_ctx_.mb, tp_ctx_.chunk, kind,
-                         bytes);
+    if (t_ == 1) return -1;
+    return tp_comm_op(std::move(name), phase, CollectiveCall{.kind = kind, .bytes = bytes}, true);
   }
   void tp_wait(OpId op) override { wait(op); }
   OpId tp_userbuffers(std::string name, Phase phase, CollectiveKind kind, std::int64_t bytes,

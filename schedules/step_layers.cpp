@@ -61,17 +61,9 @@ TpLayerEmitter StepBuilder::tp_layer(const Ctx& c, bool column, std::int64_t n, 
 
 OpId StepBuilder::tp_userbuffers(std::string name, Phase phase, CollectiveKind kind,
                                  std::int64_t bytes, bool after_compute) {
-  std::vector<OpId> deps;
-  if (after_compute) {
-    deps = waits_;
-    if (last_compute_ >= 0) deps.push_back(last_compute_);
-  }
-  CollectiveCall call{kind, tp_group_, bytes, p_.dtype};
+  CollectiveCall call{.kind = kind, .bytes = bytes, .algo = CollectiveAlgo::userbuffers};
   if (kind == CollectiveKind::permute) call.shift = 1;  // to the next TP rank
-  call.algo = CollectiveAlgo::userbuffers;
-  return builder_.add(rank_, tp_comm_, std::move(name),
-                      OpLabels{phase, tp_ctx_.layer, tp_ctx_.mb, -1, tp_ctx_.chunk}, call,
-                      std::move(deps));
+  return tp_comm_op(std::move(name), phase, call, after_compute);
 }
 
 OpId StepBuilder::ring_kernel(std::string name, Phase phase, int step, KernelCall call) {
