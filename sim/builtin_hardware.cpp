@@ -50,6 +50,7 @@ struct Figures {
   double fp8_tflops = 0, fp4_tflops = 0;  // dense; 0: no such tensor cores
   int gpus_per_node = 8;                  // the NVLink domain
   int gpus_per_host = 0;                  // when the NVLink domain spans several hosts
+  int sm_count = 0;                       // 0: not given
 };
 
 json profile_json(const std::string& name, const Figures& f) {
@@ -96,6 +97,7 @@ json with_extras(json j, const Figures& f) {
   if (f.fp8_tflops > 0) j["peak_tflops"]["fp8"] = f.fp8_tflops;
   if (f.fp4_tflops > 0) j["peak_tflops"]["fp4"] = f.fp4_tflops;
   if (f.gpus_per_host > 0) j["gpus_per_host"] = f.gpus_per_host;
+  if (f.sm_count > 0) j["sm_count"] = f.sm_count;
   return j;
 }
 
@@ -124,6 +126,9 @@ Figures hopper() {
           {{"peak_tflops",
             "NVIDIA H100 SXM5 datasheet: dense BF16/FP16 989 TFLOP/s, FP8 1,979, TF32 494.7 (fp32 "
             "math), FP64 tensor 67 (the datasheet's 1,979 / 3,958 are with sparsity)"},
+           {"sm_count",
+            "132 SMs on H100 SXM5 (NVIDIA H100 Tensor Core GPU Architecture whitepaper, 2022, "
+            "Table 3); H200 SXM and H800 SXM keep the SXM5's GH100 configuration"},
            {"memory", "NVIDIA H100 SXM5 datasheet: 80 GB HBM3, 3.35 TB/s"},
            {"attention_kernels",
             "fa2: FlashAttention-2 at 35 % of H100 peak; fa3: FlashAttention-3 at 75 % forward; "
@@ -136,6 +141,7 @@ Figures hopper() {
            {"network.nvls_bus_gbps", "NVLink SHARP all-reduce about 480 GB/s on 8x H100"},
            {"network.nic_gbps", "one 400 Gb/s NDR NIC per GPU, about 48 GB/s achieved"}},
       .fp8_tflops = 1979,
+      .sm_count = 132,
   };
 }
 
@@ -157,6 +163,9 @@ Figures ampere() {
       .sources =
           {{"peak_tflops",
             "NVIDIA A100 SXM4 80 GB datasheet: BF16/FP16 312 TFLOP/s, TF32 156, FP64 tensor 19.5"},
+           {"sm_count",
+            "108 SMs on A100 SXM4 (NVIDIA A100 Tensor Core GPU Architecture whitepaper, 2020, "
+            "Table 1)"},
            {"memory", "NVIDIA A100 SXM4 80 GB datasheet: 80 GB HBM2e, 2.039 TB/s"},
            {"attention_kernels",
             "fa2: FlashAttention-2, 50-73 % of A100 peak (Dao 2023, arXiv 2307.08691): 65 % "
@@ -165,6 +174,7 @@ Figures ampere() {
             "NVLink3, 12 links: NCCL all-reduce bus bandwidth about 230 GB/s on 8x A100 "
             "(nccl-tests); no NVLink SHARP"},
            {"network.nic_gbps", "one 200 Gb/s HDR NIC per GPU, about 24 GB/s achieved"}},
+      .sm_count = 108,
   };
 }
 
@@ -188,6 +198,8 @@ Figures blackwell(double bf16, double fp8, double fp4, double fp64, double memor
   f.fp64_tflops = fp64;
   f.fp8_tflops = fp8;
   f.fp4_tflops = fp4;
+  f.sm_count = 0;  // not in the Blackwell datasheets
+  f.sources.erase("sm_count");
   f.memory_gb = memory_gb;
   f.memory_tbps = 8;
   f.nvlink_bus_gbps = kNvlink5BusGbps;
@@ -274,6 +286,7 @@ Figures mi300x() {
   f.fp32_tflops = 653.7;  // TF32 matrix
   f.fp64_tflops = 163.4;  // FP64 matrix
   f.fp8_tflops = 2614.9;
+  f.sm_count = 0;  // compute units, not SMs: TE's SM-based overlap does not apply
   f.memory_gb = 192;
   f.memory_tbps = 5.3;
   // xGMI: each of the 8 GPUs has one 64 GB/s-per-direction link to each of the 7 others (448
@@ -345,18 +358,6 @@ const std::map<std::string, HardwareProfile, std::less<>>& builtins() {
 std::vector<std::string> builtin_hardware_names() {
   return {"h100-sxm", "h200-sxm",    "h800-sxm",    "a100-sxm", "b200",
           "b300",     "gb200-nvl72", "gb300-nvl72", "mi300x"};
-}
-
-std::optional<int> builtin_sm_count(std::string_view name) {
-  // H100 SXM5: 132 SMs ("NVIDIA H100 Tensor Core GPU Architecture" whitepaper, 2022, Table 3).
-  // H200 SXM (HBM3e) and H800 SXM (8 NVLink links) are the H100 SXM5's GH100 configuration with
-  // another memory or NVLink: the same 132 SMs behind the same dense peaks as the profiles here.
-  // A100 SXM4: 108 SMs ("NVIDIA A100 Tensor Core GPU Architecture" whitepaper, 2020, Table 1).
-  static const std::map<std::string, int, std::less<>> kSms = {
-      {"h100-sxm", 132}, {"h200-sxm", 132}, {"h800-sxm", 132}, {"a100-sxm", 108}};
-  const auto it = kSms.find(name);
-  if (it == kSms.end()) return std::nullopt;
-  return it->second;
 }
 
 std::optional<HardwareProfile> builtin_hardware(std::string_view name) {

@@ -43,6 +43,7 @@ constexpr std::string_view kTopFields[] = {"schema_version",
                                            "name",
                                            "gpus_per_node",
                                            "gpus_per_host",
+                                           "sm_count",
                                            "memory_gb",
                                            "peak_tflops",
                                            "memory_tbps",
@@ -345,6 +346,7 @@ HardwareProfile parse_profile(const json& j, const Reader& r, std::string_view o
   hw.name = profile_name(j, r);
   hw.gpus_per_node = r.positive_int(j, "", "gpus_per_node");
   if (j.contains("gpus_per_host")) hw.gpus_per_host = r.positive_int(j, "", "gpus_per_host");
+  if (j.contains("sm_count")) hw.sm_count = r.positive_int(j, "", "sm_count");
   hw.memory_bytes = r.number(j, "", "memory_gb", Need::positive, kUnitGiga);
   read_peak_flops(j, r, hw);
   hw.memory_bw = r.number(j, "", "memory_tbps", Need::positive, kUnitTera);

@@ -69,6 +69,9 @@ struct HardwareProfile {
   // GPUs of one physical host when the NVLink domain (gpus_per_node: meshsim's node is the
   // NVLink domain) spans several hosts, as GB200 NVL72's 18 trays of 4 GPUs; 0: the same.
   int gpus_per_host = 0;
+  // Streaming multiprocessors (sm_count, optional; 0: not given). Transformer Engine's
+  // userbuffers overlap launches its GEMMs on sm_count - 16 of them (--tp-comm-overlap).
+  int sm_count = 0;
   double memory_bw = 0;        // bytes/s
   double launch_overhead = 0;  // s added to every kernel
   // Per kernel kind name (see to_string(KernelKind)), or "<kind>.<fn>" for a kind with a fused
@@ -111,7 +114,6 @@ std::optional<HardwareProfile> builtin_hardware(std::string_view name);
 // architecture documents (sources beside the table in sim/builtin_hardware.cpp); nullopt for other
 // names. Not a profile field: only Transformer Engine's SM-based communication kernels
 // (--tp-comm-overlap) need it.
-std::optional<int> builtin_sm_count(std::string_view name);
 // NAME of a built-in, or a path to a JSON file. Throws InputError with the origin in the message.
 HardwareProfile load_hardware(std::string_view name_or_path);
 // 16 hex digits identifying the profile's figures (FNV-1a of its canonical JSON without

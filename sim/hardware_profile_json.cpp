@@ -65,6 +65,7 @@ json to_json(const HardwareProfile& hw) {
       {"network", std::move(network)},
   };
   if (hw.gpus_per_host > 0) out["gpus_per_host"] = hw.gpus_per_host;
+  if (hw.sm_count > 0) out["sm_count"] = hw.sm_count;
   if (!hw.attention_kernels.empty()) {
     json families = json::object();
     for (const auto& [family, t] : hw.attention_kernels) {

@@ -46,6 +46,24 @@ Program moe_layer_step(const MoeLayerConfig& c, int gpus_per_node) {
 
 constexpr Nanos kNone = std::numeric_limits<Nanos>::max();
 
+// The layer as the run routed it: the router's choices summed over the ranks, before capacity
+// drops, as a table of tokens per expert (the capacity then drops copies in the simulation as the
+// run did). The configured routing is only what the run's router bias was drawn from.
+MoeLayerConfig as_routed(MoeLayerConfig c, const std::vector<MoeRankResult>& measured) {
+  std::vector<double> routed(static_cast<std::size_t>(c.experts), 0.0);
+  double total = 0;
+  for (const MoeRankResult& r : measured) {
+    if (r.routed_per_expert.size() != routed.size()) return c;
+    for (std::size_t e = 0; e < routed.size(); ++e) {
+      routed[e] += static_cast<double>(r.routed_per_expert[e]);
+      total += static_cast<double>(r.routed_per_expert[e]);
+    }
+  }
+  if (total <= 0) return c;
+  c.routing = Routing{Routing::Kind::table, 0, std::move(routed), "the run's routing"};
+  return c;
+}
+
 double seconds(std::int64_t ns) {
   return static_cast<double>(ns) * 1e-9;
 }
@@ -91,7 +109,8 @@ std::vector<std::string> simulated_moe_phases(const MoeLayerConfig& config, int 
 
 MoeLayerComparison compare_moe_layer(const MoeLayerConfig& config, const HardwareProfile& hw,
                                      const std::vector<MoeRankResult>& measured) {
-  const SimulationResult sim = run_simulation(moe_layer_step(config, hw.gpus_per_node), hw);
+  const SimulationResult sim =
+      run_simulation(moe_layer_step(as_routed(config, measured), hw.gpus_per_node), hw);
   const Program& program = sim.program;
   const int ranks = config.ranks();
   // Per rank: busy time per phase, and the forward / backward windows of the MoE ops.

@@ -3,7 +3,8 @@
 // measured run. The prediction is the MoE layer of a one-layer MoE training step built by
 // build_training_step (schedules/step_moe.cpp: the same ops the step costs for an MoE layer) with
 // the layer's sizes: dp = ep · etp ranks of T / (ep · etp) tokens each (one microbatch, tp = cp =
-// pp = 1), ep and etp as given, the routing's expected tokens per expert. Only its MoE ops are
+// pp = 1), ep and etp as given, and the run's realised routing: the router's choices over every
+// rank, before capacity drops, as a table of tokens per expert. Only its MoE ops are
 // compared (attention, embedding, head and optimizer are not part of the validated layer); on
 // each rank its MoE ops' busy time per phase, and the layer time is the rank's forward window plus
 // its backward window, the largest over ranks, against the measured phases.

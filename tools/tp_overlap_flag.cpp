@@ -15,11 +15,11 @@ OptionSpec tp_comm_overlap_option() {
 }
 
 void enable_tp_comm_overlap(const HardwareProfile& hardware, StepPlan& plan) {
-  const auto sms = builtin_sm_count(hardware.name);
-  if (!sms) {
+  if (hardware.sm_count == 0) {
     throw InputError(fmt::format(
-        "--tp-comm-overlap: the SM count of hardware '{}' is not known (it is for h100-sxm, "
-        "h200-sxm, h800-sxm and a100-sxm): TE's SM-based communication kernels take 16 of them",
+        "--tp-comm-overlap: hardware '{}' does not give its SM count (`sm_count` in the profile; "
+        "the built-in h100-sxm, h200-sxm, h800-sxm and a100-sxm do): TE's SM-based "
+        "communication kernels take 16 of them",
         hardware.name));
   }
   // Userbuffers exchange through CUDA IPC over NVLink: the TP group must sit in one NVLink
@@ -31,7 +31,7 @@ void enable_tp_comm_overlap(const HardwareProfile& hardware, StepPlan& plan) {
         plan.tp, hardware.gpus_per_node, hardware.name));
   }
   plan.tp_comm_overlap = true;
-  plan.gpu_sms = *sms;
+  plan.gpu_sms = hardware.sm_count;
 }
 
 void read_tp_comm_overlap(const Args& args, const HardwareProfile& hardware, StepPlan& plan) {

@@ -9,8 +9,8 @@ namespace meshsim {
 
 OptionSpec tp_comm_overlap_option();
 
-// Switches plan.tp_comm_overlap on with the GPU's SM count (builtin_sm_count of the profile's
-// name); InputError naming the flag when the profile's GPU has no known SM count.
+// Switches plan.tp_comm_overlap on with the GPU's SM count (the profile's sm_count); InputError
+// naming the flag when the profile does not give it.
 void enable_tp_comm_overlap(const HardwareProfile& hardware, StepPlan& plan);
 
 // --tp-comm-overlap present: enable_tp_comm_overlap; absent: the plan unchanged.

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/hardware_profile.hpp"
 
 TEST_CASE("builtin hardware: Blackwell, NVL72 and MI300X built-ins") {
@@ -35,12 +37,17 @@ TEST_CASE("builtin hardware: Blackwell, NVL72 and MI300X built-ins") {
   CHECK(meshsim::load_hardware("h100-sxm").fp8_flops == doctest::Approx(1979e12));
 }
 
-TEST_CASE("builtin hardware: SM counts of the NVIDIA GPUs TE's overlap needs") {
+TEST_CASE("builtin hardware: SM counts of the NVIDIA GPUs TE's overlap needs, with sources") {
   // NVIDIA's architecture whitepapers: H100 SXM5 132 SMs, A100 108 (sim/builtin_hardware.cpp).
-  CHECK(meshsim::builtin_sm_count("h100-sxm") == 132);
-  CHECK(meshsim::builtin_sm_count("h800-sxm") == 132);
-  CHECK(meshsim::builtin_sm_count("h200-sxm") == 132);
-  CHECK(meshsim::builtin_sm_count("a100-sxm") == 108);
-  CHECK_FALSE(meshsim::builtin_sm_count("mi300x").has_value());
-  CHECK_FALSE(meshsim::builtin_sm_count("my-gpu").has_value());
+  for (const char* hopper : {"h100-sxm", "h800-sxm", "h200-sxm"}) {
+    CAPTURE(hopper);
+    const meshsim::HardwareProfile hw = meshsim::load_hardware(hopper);
+    CHECK(hw.sm_count == 132);
+    CHECK(hw.sources.count("sm_count") == 1);
+  }
+  CHECK(meshsim::load_hardware("a100-sxm").sm_count == 108);
+  CHECK(meshsim::load_hardware("mi300x").sm_count == 0);  // not given
+  // A profile written out and read back keeps it (a calibrated copy of h100-sxm can overlap).
+  const meshsim::HardwareProfile h100 = meshsim::load_hardware("h100-sxm");
+  CHECK(meshsim::hardware_from_json(meshsim::to_json(h100), "copy").sm_count == 132);
 }

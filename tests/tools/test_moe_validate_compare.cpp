@@ -63,3 +63,31 @@ TEST_CASE("the runner's phases follow the simulated MoE layer's ops in order") {
   CHECK(simulated == ran);
   CHECK(ran.size() == 18);
 }
+
+TEST_CASE("the prediction simulates the run's realised routing, not the configured one") {
+  // ep 2, 8 experts (4 per EP rank), top-2, 8,192 tokens: 16,384 copies. The configured routing
+  // is uniform; the run's router sent every copy to experts 0 and 1 (EP rank 0). The prediction
+  // must equal the layer simulated with that table (routing = {8192, 8192, 0, ...}) and its expert
+  // phase must be longer than the uniform one's: EP rank 0 computes all 16,384 copies instead of
+  // 8,192 (sizes at which the expert GEMMs, not kernel launches, set the time).
+  MoeLayerConfig c;
+  c.ep = 2;
+  c.tokens = 8192;
+  c.hidden = 4096;
+  c.ffn = 8192;
+  MoeRankResult r;
+  r.phases = {{"router", 0, 1000}, {"experts", 1000, 2000}};
+  r.routed_per_expert = {4096, 4096, 0, 0, 0, 0, 0, 0};  // each rank: 4,096 tokens x 2 copies
+  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const MoeLayerComparison skewed = compare_moe_layer(c, hw, {r, r});
+  MoeLayerConfig table = c;
+  table.routing = Routing{Routing::Kind::table, 0, {8192, 8192, 0, 0, 0, 0, 0, 0}, "table"};
+  MoeRankResult no_counts = r;
+  no_counts.routed_per_expert.clear();  // without counts the configured routing is simulated
+  const MoeLayerComparison by_table = compare_moe_layer(table, hw, {no_counts, no_counts});
+  const MoeLayerComparison uniform = compare_moe_layer(c, hw, {no_counts, no_counts});
+  CHECK(skewed.predicted_s == by_table.predicted_s);
+  REQUIRE(skewed.phases.size() == 2);
+  CHECK(skewed.phases[1].predicted_s == by_table.phases[1].predicted_s);
+  CHECK(skewed.phases[1].predicted_s > uniform.phases[1].predicted_s);
+}

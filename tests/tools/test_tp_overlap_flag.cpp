@@ -31,7 +31,7 @@ TEST_CASE("--tp-comm-overlap: off by default; on with the GPU's SM count") {
 
 TEST_CASE("--tp-comm-overlap: a GPU without a known SM count names the flag") {
   CHECK_THROWS_WITH_AS(read({"--tp-comm-overlap"}, "mi300x"),
-                       doctest::Contains("--tp-comm-overlap: the SM count of hardware 'mi300x' is "
-                                         "not known"),
+                       doctest::Contains("--tp-comm-overlap: hardware 'mi300x' does not give its "
+                                         "SM count (`sm_count` in the profile"),
                        InputError);
 }

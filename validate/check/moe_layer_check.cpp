@@ -81,6 +81,7 @@ std::vector<std::byte> pack_moe_result(const MoeRankResult& r) {
   std::vector<double> all;
   for (const auto* v : {&r.y, &r.dx, &r.dw_router, &r.dw_up, &r.dw_down}) put(all, *v);
   put(all, {r.tokens_per_expert.begin(), r.tokens_per_expert.end()});
+  put(all, {r.routed_per_expert.begin(), r.routed_per_expert.end()});
   put(all, {static_cast<double>(r.dropped)});
   std::vector<double> times;
   for (const auto& p : r.phases) {
@@ -101,6 +102,7 @@ MoeRankResult unpack_moe_result(const MoeLayerConfig&, const std::vector<std::by
   MoeRankResult r;
   for (auto* v : {&r.y, &r.dx, &r.dw_router, &r.dw_up, &r.dw_down}) *v = take(all, at);
   for (const double n : take(all, at)) r.tokens_per_expert.push_back(static_cast<std::int64_t>(n));
+  for (const double n : take(all, at)) r.routed_per_expert.push_back(static_cast<std::int64_t>(n));
   r.dropped = static_cast<std::int64_t>(take(all, at).at(0));
   const std::vector<double> times = take(all, at);
   MESHSIM_CHECK(times.size() == 2 * names.size(), "ranks ran different MoE phases");

@@ -38,7 +38,9 @@ struct MoeRankResult {
   // sum over ranks); dw_up, dw_down: its shard, in moe_shard_indices order.
   std::vector<double> y, dx, dw_router, dw_up, dw_down;
   std::vector<std::int64_t> tokens_per_expert;  // [E]: copies of this rank's tokens per expert
-  std::int64_t dropped = 0;                     // copies of this rank's tokens over capacity
+  // [E]: copies of this rank's tokens the router sent to each expert, before capacity drops.
+  std::vector<std::int64_t> routed_per_expert;
+  std::int64_t dropped = 0;  // copies of this rank's tokens over capacity
   std::vector<MoePhaseTime> phases;
 };
 

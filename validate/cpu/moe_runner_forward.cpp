@@ -19,6 +19,8 @@ void route(LayerState<T>& s) {
     s.routed.resize(at(s.tl * s.k));
     s.weight.resize(at(s.tl * s.k));
     kc::router_topk<T>(logits, s.bias, s.tl, s.e, s.k, s.routed, s.weight);
+    s.result.routed_per_expert.assign(at(s.e), 0);
+    for (const std::int32_t e : s.routed) ++s.result.routed_per_expert[at(e)];
     s.expert = s.routed;
     if (const std::int64_t capacity = expert_capacity(s.c); capacity > 0) {
       s.result.dropped = kc::drop_over_capacity<T>(s.expert, s.weight, s.e, capacity);
