@@ -313,6 +313,33 @@ Figures mi300x() {
   return f;
 }
 
+// The H100 of Meta's Grand Teton hosts, on which torchtitan's H100 figures were measured
+// (pytorch/torchtitan docs/performance.md): 96 GB HBM2e at 2.4 TB/s, 8 GPUs per host fully
+// connected with NVLink, 400 Gb/s RDMA per GPU, a 500 W default power limit.
+Figures h100_hbm2e() {
+  Figures f = hopper();
+  f.memory_gb = 96;
+  f.memory_tbps = 2.4;
+  const char* const torchtitan = "pytorch/torchtitan docs/performance.md (Grand Teton platform)";
+  f.sources["memory"] =
+      std::string(torchtitan) + ": each H100 has 96GB HBM2e with 2.4 TB/sec peak memory bandwidth";
+  f.sources["peak_tflops"] =
+      std::string(torchtitan) +
+      ", footnote 2: an HBM2e-based SXM H100 with lower TDP whose peak is 'between SXM and NVL' "
+      "and not published; the H100 SXM5 datasheet's peaks (dense BF16 989, FP8 1,979 TFLOP/s) are "
+      "kept as its upper bound. The 500 W default power limit is not modelled: no public figure "
+      "for the H100's sustained tensor throughput at 500 W was found";
+  f.sources["network.nvlink_bus_gbps"] =
+      std::string(torchtitan) +
+      ": 8 H100 per host fully connected with NVLink; the NVLink generation is not stated, so "
+      "h100-sxm's measured 370 GB/s bus bandwidth is kept";
+  f.sources["network.nvls_bus_gbps"] = "h100-sxm's NVLink SHARP figure kept (not stated)";
+  f.sources["network.nic_gbps"] = std::string(torchtitan) +
+                                  ": backend RDMA network with 400 Gb/s per GPU, about 48 GB/s "
+                                  "achieved (as h100-sxm's)";
+  return f;
+}
+
 const std::map<std::string, HardwareProfile, std::less<>>& builtins() {
   static const auto profiles = [] {
     Figures h200 = hopper();
@@ -337,6 +364,7 @@ const std::map<std::string, HardwareProfile, std::less<>>& builtins() {
     std::map<std::string, HardwareProfile, std::less<>> m;
     for (const auto& [name, figures] :
          {std::pair<std::string, Figures>{"h100-sxm", hopper()},
+          std::pair<std::string, Figures>{"h100-hbm2e", h100_hbm2e()},
           std::pair<std::string, Figures>{"h200-sxm", h200},
           std::pair<std::string, Figures>{"h800-sxm", h800},
           std::pair<std::string, Figures>{"a100-sxm", ampere()},
@@ -356,8 +384,8 @@ const std::map<std::string, HardwareProfile, std::less<>>& builtins() {
 }  // namespace
 
 std::vector<std::string> builtin_hardware_names() {
-  return {"h100-sxm", "h200-sxm",    "h800-sxm",    "a100-sxm", "b200",
-          "b300",     "gb200-nvl72", "gb300-nvl72", "mi300x"};
+  return {"h100-sxm", "h100-hbm2e", "h200-sxm",    "h800-sxm",    "a100-sxm",
+          "b200",     "b300",       "gb200-nvl72", "gb300-nvl72", "mi300x"};
 }
 
 std::optional<HardwareProfile> builtin_hardware(std::string_view name) {

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Regenerates the table of README.md's "How accurate is it?" section from `meshsim compare`:
-# the lines between the accuracy-table markers are replaced by
-#   meshsim compare data/published/published_runs.json --markdown
+# Regenerates the tables of README.md's "How accurate is it?" section from `meshsim compare`:
+#   between the accuracy-table markers
+#     meshsim compare data/published/published_runs.json --markdown
+#   between the accuracy-table-torchtitan markers
+#     meshsim compare data/published/torchtitan_runs.json --markdown, then the same command's
+#     text output (every row's measured, predicted and error, or why it is skipped)
 #
 #   tools/accuracy_table.sh [MESHSIM]           rewrite README.md (MESHSIM: build/dev/tools/meshsim)
 #   tools/accuracy_table.sh [MESHSIM] --check   exit 1, with the difference, if README.md is stale
@@ -16,29 +19,53 @@ for arg in "$@"; do
     *) meshsim=$arg ;;
   esac
 done
-readonly begin='<!-- accuracy-table:begin -->' end='<!-- accuracy-table:end -->'
-if ! grep -qF "$begin" README.md || ! grep -qF "$end" README.md; then
-  echo "accuracy_table.sh: README.md lacks the $begin / $end markers" >&2
-  exit 2
-fi
 
 table=$(mktemp)
 readme=$(mktemp)
-trap 'rm -f "$table" "$readme"' EXIT
+current=$(mktemp)
+trap 'rm -f "$table" "$readme" "$current"' EXIT
+cp README.md "$current"
+
+# replace NAME: the lines between <!-- NAME:begin --> and <!-- NAME:end --> become $table.
+replace() {
+  local begin="<!-- $1:begin -->" end="<!-- $1:end -->"
+  if ! grep -qF "$begin" "$current" || ! grep -qF "$end" "$current"; then
+    echo "accuracy_table.sh: README.md lacks the $begin / $end markers" >&2
+    exit 2
+  fi
+  awk -v begin="$begin" -v end="$end" -v table="$table" '
+    $0 == begin { print; while ((getline line < table) > 0) print line; skip = 1; next }
+    $0 == end { skip = 0 }
+    !skip { print }
+  ' "$current" >"$readme"
+  cp "$readme" "$current"
+}
+
 "$meshsim" compare data/published/published_runs.json --markdown >"$table"
-awk -v begin="$begin" -v end="$end" -v table="$table" '
-  $0 == begin { print; while ((getline line < table) > 0) print line; skip = 1; next }
-  $0 == end { skip = 0 }
-  !skip { print }
-' README.md >"$readme"
+replace accuracy-table
+
+runs=data/published/torchtitan_runs.json
+{
+  echo '```console'
+  echo "\$ meshsim compare $runs --markdown"
+  echo '```'
+  echo
+  "$meshsim" compare "$runs" --markdown
+  echo
+  echo '```console'
+  echo "\$ meshsim compare $runs"
+  "$meshsim" compare "$runs"
+  echo '```'
+} >"$table"
+replace accuracy-table-torchtitan
 
 if [[ $check == 1 ]]; then
-  if ! diff -u README.md "$readme"; then
-    echo "README.md's accuracy table is stale: run tools/accuracy_table.sh" >&2
+  if ! diff -u README.md "$current"; then
+    echo "README.md's accuracy tables are stale: run tools/accuracy_table.sh" >&2
     exit 1
   fi
-  echo "README.md's accuracy table matches meshsim compare"
+  echo "README.md's accuracy tables match meshsim compare"
   exit 0
 fi
-cp "$readme" README.md
-echo "README.md: accuracy table regenerated"
+cp "$current" README.md
+echo "README.md: accuracy tables regenerated"

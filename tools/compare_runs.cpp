@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "schedules/memory_model.hpp"
+#include "schedules/sharding.hpp"
 #include "schedules/training_step.hpp"
 #include "sim/error.hpp"
 #include "sim/run.hpp"
@@ -71,6 +72,10 @@ void predict(const PublishedRun& run, ComparedRow& row) {
   if (p.model.moe) {
     row.plan += fmt::format(" ep {} etp {} {} dispatcher", p.plan.moe.ep,
                             expert_tp(p.plan.moe, p.plan.tp), to_string(p.plan.moe.dispatcher));
+  }
+  if (p.plan.sharding.zero >= 2) row.plan += " sharding " + describe_sharding(p.plan.sharding);
+  if (p.plan.precision != Precision::bf16) {
+    row.plan += fmt::format(" precision {}", to_string(p.plan.precision));
   }
   const bool layer_time = run.measured.metric == kLayerTime;
   if (!layer_time && !is_step_metric(run.measured.metric)) {

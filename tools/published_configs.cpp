@@ -72,6 +72,8 @@ int apply_published_configs(PublishedRuns& runs, const json& doc, std::string_vi
   const JsonField configs = file["configs"];
   configs.expect_array();
   int matched = 0;
+  std::set<std::string> file_sources;  // an entry of another source is not for this runs file
+  for (const PublishedRun& run : runs.rows) file_sources.insert(run.source);
   std::set<std::pair<std::string, std::string>> seen;
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const ConfigEntry c = read_entry(configs.at(i), sources);
@@ -79,6 +81,7 @@ int apply_published_configs(PublishedRuns& runs, const json& doc, std::string_vi
       throw InputError(fmt::format("{}: field 'configs[{}]': a second entry for {} / {}", origin, i,
                                    c.source, c.model));
     }
+    if (!file_sources.contains(c.source)) continue;
     int rows = 0;
     for (PublishedRun& run : runs.rows) {
       if (run.source != c.source || !run.model.is_object() ||

@@ -11,6 +11,8 @@
 #include "sim/error.hpp"
 #include "sim/json_fields.hpp"
 #include "tools/published_moe.hpp"
+#include "tools/published_precision.hpp"
+#include "tools/published_sharding.hpp"
 #include "tools/tp_overlap_flag.hpp"
 
 namespace meshsim {
@@ -22,6 +24,14 @@ std::string lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string squeezed(std::string_view words) {
+  std::string out;
+  for (const char c : lower(words)) {
+    if (c != ' ' && c != '-' && c != '_') out.push_back(c);
+  }
   return out;
 }
 
@@ -82,6 +92,7 @@ PublishedRun read_run(const JsonField& row, std::string_view origin) {
   r.cluster = f["cluster"].raw();
   r.parallel = f["parallel"].raw();
   r.precision = optional_string(f, "precision").value_or("");
+  r.compile = f.has("compile") && !f["compile"].raw().is_null() && f["compile"].as_bool();
   const JsonField m = f["measured"];
   r.measured.metric = m["metric"].as_string();
   r.measured.unit = optional_string(m, "unit").value_or("");
@@ -315,11 +326,13 @@ std::variant<HardwareProfile, SkippedRun> hardware_for_gpu(std::string_view gpu)
                       gpu, other)};
     }
   }
-  const char* name = g.find("a100") != std::string::npos   ? "a100-sxm"
-                     : g.find("h100") != std::string::npos ? "h100-sxm"
-                     : g.find("h200") != std::string::npos ? "h200-sxm"
-                     : g.find("h800") != std::string::npos ? "h800-sxm"
-                                                           : nullptr;
+  const bool h100 = g.find("h100") != std::string::npos;
+  const char* name = g.find("a100") != std::string::npos            ? "a100-sxm"
+                     : h100 && g.find("hbm2e") != std::string::npos ? "h100-hbm2e"
+                     : h100                                         ? "h100-sxm"
+                     : g.find("h200") != std::string::npos          ? "h200-sxm"
+                     : g.find("h800") != std::string::npos          ? "h800-sxm"
+                                                                    : nullptr;
   if (name == nullptr) {
     return SkippedRun{fmt::format("no hardware profile for GPU '{}' yet", gpu)};
   }
@@ -349,6 +362,10 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
           match[1].str()));
     }
   }
+  // torch.compile and FP8 words first: a row with them is skipped for them before anything else.
+  if (auto skipped = published_software_plan(run, out.hardware, out.plan, out.conventions)) {
+    return *skipped;
+  }
   if (const auto gpn = count(run.cluster, "gpus_per_node")) {
     out.hardware.gpus_per_node = static_cast<int>(*gpn);
   }
@@ -357,6 +374,9 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
     return *skipped;
   }
   if (auto skipped = published_moe_plan(run.parallel, out.model, out.plan, out.conventions)) {
+    return *skipped;
+  }
+  if (auto skipped = published_sharding_plan(run.parallel, out.plan, out.conventions)) {
     return *skipped;
   }
   out.plan.seq = out.model.seq_len;
@@ -370,8 +390,10 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
   if (run.source == "korthikanti2022" || run.source.starts_with("megatron_readme")) {
     out.plan.attention = AttentionCore::materialized;
     out.conventions.emplace_back("attention materialized (Megatron-LM of 2021-2022)");
-    out.plan.overlap_grad_reduce = false;
-    if (out.plan.dp > 1) {
+    // Sharded gradients are reduce-scattered as the backward releases them (meshsim step
+    // refuses --no-overlap-grad-reduce with them).
+    out.plan.overlap_grad_reduce = out.plan.sharding.zero >= 2;
+    if (out.plan.dp > 1 && !out.plan.overlap_grad_reduce) {
       out.conventions.emplace_back(
           "gradients reduced after the backward (Megatron-LM of 2021-2022: allreduce_gradients() "
           "after forward_backward)");

@@ -9,11 +9,12 @@
 // from it (tools/published_configs.hpp); the plan lists them first among its conventions.
 //
 // Rules:
-//   GPU      "A100..." -> a100-sxm, "H100..." -> h100-sxm, "H200..." -> h200-sxm, "H800..." ->
-//            h800-sxm; a memory size printed in the name ("40GB", "96GB HBM2e") replaces the
-//            profile's; a power cap in the name ("500W") is listed as not modeled; other GPUs
-//            are skipped until a profile exists, as are GH200, PCIe and NVL boards (not the
-//            SXM boards of the built-ins).
+//   GPU      "A100..." -> a100-sxm, "H100..." -> h100-sxm ("H100 ... HBM2e" -> h100-hbm2e, the
+//            96 GB, 2.4 TB/s part of torchtitan's Grand Teton hosts), "H200..." -> h200-sxm,
+//            "H800..." -> h800-sxm; a memory size printed in the name ("40GB", "96GB HBM2e")
+//            replaces the profile's; a power cap in the name ("500W") is listed as not modeled;
+//            other GPUs are skipped until a profile exists, as are GH200, PCIe and NVL boards (not
+//            the SXM boards of the built-ins).
 //   model    heads null: skipped; kv_heads null: heads (multi-head attention); ffn null: 4 x
 //   hidden;
 //            vocab null: 51,200 (GPT-like); seq from the model. Llama-named models and models
@@ -47,6 +48,9 @@
 //            microbatches' activations, zb-h2 its handcrafted counterpart under the same limit
 //            (Sec. 3: up to 2p-1 in flight, zero bubble at T_F = T_B = T_W); others skipped.
 //   dtype    "bf16" in the precision -> bf16, else "fp16" -> fp16, else bf16.
+//   sharding parallel.fsdp, parallel.sharding, parallel.reshard_after_forward: FSDP / HSDP /
+//            ZeRO as `meshsim step --fsdp / --hsdp / --zero` (tools/published_sharding.hpp).
+//   software compile and FP8 / FP4 precision words (tools/published_precision.hpp).
 //   attention materialized for the Megatron-LM runs of 2021-2022 (sources korthikanti2022 and
 //            megatron_readme*: FlashAttention, Dao et al. May 2022, reached Megatron-LM in 2023 as
 //            --use-flash-attn; those runs also reduce the gradients after the backward:
@@ -84,6 +88,7 @@ struct PublishedRun {
   std::string source;                       // sources[source] names the paper or repository
   nlohmann::json model, cluster, parallel;  // as printed (null where the source is silent)
   std::string precision;
+  bool compile = false;  // the row's `compile`: the run used torch.compile
   PublishedMeasurement measured;
   std::vector<std::string> filled;  // fields filled from a companion source (published_configs)
 };
@@ -119,6 +124,8 @@ struct SkippedRun {
 // Reading a row's fields (InputError naming the field when present but malformed).
 namespace published_fields {
 std::string lower(std::string_view s);
+// The words in lower case without spaces, hyphens or underscores ("ZeRO-1" -> "zero1").
+std::string squeezed(std::string_view words);
 // An optional non-negative integer (nullopt when absent or null).
 std::optional<std::int64_t> count(const nlohmann::json& obj, const char* field);
 // An optional string (nullopt when absent or null).

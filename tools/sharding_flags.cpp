@@ -21,20 +21,31 @@ std::vector<OptionSpec> sharding_options() {
   };
 }
 
+ShardingPlan fsdp_sharding(int replicate, bool reshard_after_forward) {
+  return ShardingPlan{.zero = 3,
+                      .fsdp = true,
+                      .replicate = replicate,
+                      .reshard_after_forward = reshard_after_forward};
+}
+
+void apply_sharding(StepPlan& p, const ShardingPlan& s) {
+  p.sharding = s;
+  if (s.zero >= 1) p.distributed_optimizer = true;
+}
+
 void read_sharding(const Args& args, StepPlan& p) {
-  ShardingPlan& s = p.sharding;
+  ShardingPlan s;
   s.zero = static_cast<int>(args.get_int("--zero", p.distributed_optimizer ? 1 : 0, 1, 3));
-  s.fsdp = args.has("--fsdp") || args.has("--hsdp");
-  if (s.fsdp) {
+  if (args.has("--fsdp") || args.has("--hsdp")) {
     if (args.has("--zero") && s.zero != 3) {
       throw InputError(
           fmt::format("--fsdp shards parameters (ZeRO-3); it contradicts --zero {}", s.zero));
     }
-    s.zero = 3;
+    s = fsdp_sharding(1, true);
   }
   s.replicate = static_cast<int>(args.get_int("--hsdp", 1, 1, 1 << 16));
   s.reshard_after_forward = !args.has("--no-reshard-after-forward");
-  if (s.zero >= 1) p.distributed_optimizer = true;
+  apply_sharding(p, s);
   if (p.overlap_param_gather && s.zero >= 3) {
     throw InputError(
         "--overlap-param-gather applies to ZeRO-1/2; with --fsdp or --zero 3 the parameters are "

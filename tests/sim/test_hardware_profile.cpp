@@ -73,8 +73,8 @@ TEST_CASE("hardware profile: interpolate_efficiency is linear in log(size) and c
 
 TEST_CASE("hardware profile: built-ins carry the public figures") {
   CHECK(meshsim::builtin_hardware_names() ==
-        std::vector<std::string>{"h100-sxm", "h200-sxm", "h800-sxm", "a100-sxm", "b200", "b300",
-                                 "gb200-nvl72", "gb300-nvl72", "mi300x"});
+        std::vector<std::string>{"h100-sxm", "h100-hbm2e", "h200-sxm", "h800-sxm", "a100-sxm",
+                                 "b200", "b300", "gb200-nvl72", "gb300-nvl72", "mi300x"});
   const auto h = h100();
   CHECK(h.name == "h100-sxm");
   CHECK(h.gpus_per_node == 8);
@@ -101,6 +101,18 @@ TEST_CASE("hardware profile: built-ins carry the public figures") {
   CHECK(h200.peak_flops == h.peak_flops);
   CHECK(h200.memory_bw == doctest::Approx(4.8e12));
   CHECK(h200.memory_bytes == doctest::Approx(141e9));
+
+  // H100 of torchtitan's Grand Teton hosts (pytorch/torchtitan docs/performance.md): 96 GB
+  // HBM2e at 2.4 TB/s, 400 Gb/s per GPU; the SXM5 peaks kept as an upper bound (its own peak is
+  // not published), the 500 W power limit not modelled.
+  const auto hbm2e = meshsim::load_hardware("h100-hbm2e");
+  CHECK(hbm2e.memory_bytes == doctest::Approx(96e9));
+  CHECK(hbm2e.memory_bw == doctest::Approx(2.4e12));
+  CHECK(hbm2e.peak_flops == h.peak_flops);
+  CHECK(hbm2e.network.nic_bw == h.network.nic_bw);
+  CHECK(hbm2e.sources.at("memory").find("2.4 TB/sec") != std::string::npos);
+  CHECK(hbm2e.sources.at("peak_tflops").find("500 W default power limit is not modelled") !=
+        std::string::npos);
 
   // H800: H100's compute and memory, 8 of its 18 NVLink links (8 x 20.6 GB/s), no NVLS.
   const auto h800 = meshsim::load_hardware("h800-sxm");

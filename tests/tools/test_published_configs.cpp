@@ -81,6 +81,12 @@ TEST_CASE("published configs: a contradiction, an unknown source or bad JSON is 
                        "c.json: field 'configs[0]': entry megatron_readme_a100_2021 / GPT 1.8B "
                        "matches no row (source id and model name)",
                        InputError);
+  // An entry of a source without rows in the runs file is not for that file: it fills nothing.
+  json other_source = configs({{"tp", 1}});
+  other_source["configs"][0]["source"] = "another_publication";
+  PublishedRuns untouched = readme_runs();
+  CHECK(apply_published_configs(untouched, other_source, "c.json") == 0);
+  CHECK(untouched.rows[0].filled.empty());
   json object_value = configs({{"tp", json::object()}});
   CHECK_THROWS_AS(apply_published_configs(runs, object_value, "c.json"), InputError);
   json not_object = configs(json::object());

@@ -4,11 +4,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <fstream>
 #include <string>
 #include <variant>
 
 #include "sim/error.hpp"
+#include "tests/tools/published_test_rows.hpp"
 #include "tools/compare_runs.hpp"
 #include "tools/published_runs.hpp"
 
@@ -18,22 +18,15 @@ using json = nlohmann::json;
 namespace {
 
 json runs_file() {
-  std::ifstream in(std::string(MESHSIM_SOURCE_DIR) + "/tests/tools/data/moe_runs.json");
-  REQUIRE(in.good());
-  return json::parse(in);
+  return test::runs_file("moe_runs.json");
 }
 
 json row(const char* id) {
-  const json file = runs_file();
-  for (const json& r : file["rows"]) {
-    if (r["id"].get<std::string>() == id) return r;
-  }
-  FAIL("no row " << id);
-  return {};
+  return test::row_of("moe_runs.json", id);
 }
 
 PublishedRun read_one(const json& r) {
-  return read_published_runs(json{{"rows", json::array({r})}}, "moe_runs.json").rows.at(0);
+  return test::read_one(r, "moe_runs.json");
 }
 
 RunPlan planned(const char* id) {

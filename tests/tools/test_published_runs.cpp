@@ -50,9 +50,12 @@ TEST_CASE("published runs: GPU names map to profiles, memory size from the name"
   CHECK(a100.memory_bytes == 80e9);
   CHECK(std::get<HardwareProfile>(hardware_for_gpu("A100-SXM4-40GB")).memory_bytes == 40e9);
   CHECK(std::get<HardwareProfile>(hardware_for_gpu("A100 (Selene)")).name == "a100-sxm");
+  // HBM2e in an H100's name: the 96 GB, 2.4 TB/s part of torchtitan's Grand Teton hosts.
   const auto h100 = std::get<HardwareProfile>(hardware_for_gpu("H100 (96GB HBM2e, 500W)"));
-  CHECK(h100.name == "h100-sxm");
+  CHECK(h100.name == "h100-hbm2e");
   CHECK(h100.memory_bytes == 96e9);
+  CHECK(h100.memory_bw == 2.4e12);
+  CHECK(std::get<HardwareProfile>(hardware_for_gpu("H100 SXM5 80GB")).name == "h100-sxm");
   CHECK(std::get<HardwareProfile>(hardware_for_gpu("H800")).name == "h800-sxm");
   CHECK(std::holds_alternative<SkippedRun>(hardware_for_gpu("MI300X")));
 }

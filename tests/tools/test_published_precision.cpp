@@ -1,0 +1,79 @@
+// A published run's `compile` and FP8 precision words (tools/published_precision.hpp), on the
+// test-only rows of tests/tools/data/fsdp_runs.json (measured values invented for the test).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <variant>
+
+#include "schedules/precision.hpp"
+#include "sim/error.hpp"
+#include "tests/tools/published_test_rows.hpp"
+#include "tools/published_runs.hpp"
+
+using namespace meshsim;
+using json = nlohmann::json;
+
+namespace {
+
+json row(const char* id) {
+  return test::row_of("fsdp_runs.json", id);
+}
+
+std::variant<RunPlan, SkippedRun> plan(const json& r) {
+  return plan_run(test::read_one(r, "runs.json"));
+}
+
+std::string skipped(const json& r) {
+  const auto p = plan(r);
+  REQUIRE(std::holds_alternative<SkippedRun>(p));
+  return std::get<SkippedRun>(p).reason;
+}
+
+Precision precision_of(const json& r) {
+  const auto p = plan(r);
+  REQUIRE(std::holds_alternative<RunPlan>(p));
+  return std::get<RunPlan>(p).plan.precision;
+}
+
+}  // namespace
+
+TEST_CASE("published precision: a run with torch.compile is skipped, with FP8 words named too") {
+  CHECK(skipped(row("fsdp-test-004")) ==
+        "the run used torch.compile, which meshsim does not model (Inductor's fused kernels for "
+        "the non-GEMM operators)");
+  // Float8 without its scaling recipe, and compiled: both reasons.
+  const std::string both = skipped(row("fsdp-test-005"));
+  CHECK(both.starts_with("the run used torch.compile"));
+  CHECK(both.find("; precision 'BF16 + Float8 linears' names FP8 / FP4 linears but not the "
+                  "recipe") != std::string::npos);
+  json r = row("fsdp-test-004");
+  r["compile"] = false;
+  CHECK(precision_of(r) == Precision::bf16);
+  r["compile"] = nullptr;
+  CHECK(precision_of(r) == Precision::bf16);
+  r["compile"] = "yes";
+  CHECK_THROWS_WITH_AS(read_published_runs(json{{"rows", json::array({r})}}, "runs.json"),
+                       "runs.json: row fsdp-test-004: field 'compile': expected true or false",
+                       InputError);
+}
+
+TEST_CASE("published precision: FP8 words map to a recipe only where they name it") {
+  CHECK(precision_of(row("fsdp-test-006")) == Precision::fp8_current);  // "FP8-CS"
+  json r = row("fsdp-test-006");
+  for (const auto& [words, recipe] :
+       {std::pair{"FP8 delayed scaling", Precision::fp8_delayed},
+        std::pair{"Float8 (tensorwise)", Precision::fp8_current},
+        std::pair{"fp8-current", Precision::fp8_current},
+        std::pair{"FP8 blockwise", Precision::fp8_blockwise}, std::pair{"MXFP8", Precision::mxfp8},
+        std::pair{"bf16", Precision::bf16}, std::pair{"fp16 mixed", Precision::bf16}}) {
+    CAPTURE(words);
+    r["precision"] = words;
+    CHECK(precision_of(r) == recipe);
+  }
+  r["precision"] = "FP8";
+  CHECK(skipped(r).starts_with("precision 'FP8' names FP8 / FP4 linears but not the recipe"));
+  // A recipe the GPU has no tensor cores for (A100: no FP8).
+  r["precision"] = "FP8-CS";
+  r["cluster"]["gpu"] = "A100-SXM4-80GB";
+  CHECK(skipped(r).find("has no FP8 tensor cores") != std::string::npos);
+}
