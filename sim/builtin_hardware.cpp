@@ -320,6 +320,8 @@ Figures h100_hbm2e() {
   Figures f = hopper();
   f.memory_gb = 96;
   f.memory_tbps = 2.4;
+  f.sm_count = 0;  // not published for this part
+  f.sources.erase("sm_count");
   const char* const torchtitan = "pytorch/torchtitan docs/performance.md (Grand Teton platform)";
   f.sources["memory"] =
       std::string(torchtitan) + ": each H100 has 96GB HBM2e with 2.4 TB/sec peak memory bandwidth";
