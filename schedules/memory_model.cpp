@@ -233,7 +233,7 @@ ActivationTerms activation_terms(const TransformerModel& m, const MemoryPlan& pl
                           : (m.dropout ? 2 * e + kMaskBytes : e) * a * s * seq * b / t;
   const double stored_no_core = whole / sp + split / t;
 
-  ActivationTerms terms;
+  ActivationTerms terms{};
   terms.layer_none = stored_no_core + core;
   switch (plan.recompute) {
     case Recompute::none:
@@ -266,98 +266,131 @@ ActivationTerms activation_terms(const TransformerModel& m, const MemoryPlan& pl
   return terms;
 }
 
+namespace {
+
+// What every pipeline rank's estimate shares.
+struct StageContext {
+  const TransformerModel& model;
+  const MemoryPlan& plan;
+  PipelineShape shape;
+  int chunks = 1, n = 1;  // chunks per rank, global stages
+  ActivationTerms terms{};
+  std::int64_t layer_params = 0;
+  ParameterCount full{};
+  std::int64_t word_embedding = 0, positions = 0;
+  double optimizer_shards = 1;  // the ranks holding the same parameters (dp x cp); ZeRO shards
+  MoeMemory moe{};
+  std::vector<int> first_layer{};  // of each global stage
+  const LayerSplit& split;
+};
+
+// Rank st.rank's chunks: their layers and parameters, its FSDP units (each layer; the embedding,
+// final norm and head are added by stage_memory), and the largest chunk's activations, as stored
+// and whole (without recompute).
+std::pair<double, double> stage_chunks(const StageContext& x, StageMemory& st,
+                                       std::vector<std::int64_t>& units) {
+  double largest_chunk = 0, largest_whole = 0;
+  for (int c = 0; c < x.chunks; ++c) {
+    const int g = global_stage(x.shape, st.rank, c);
+    const auto gi = static_cast<std::size_t>(g);
+    const int layers = x.split.layers[gi];
+    st.chunk_layers.push_back(layers);
+    units.insert(units.end(), static_cast<std::size_t>(layers), x.layer_params);
+    st.parameters += layers * x.layer_params;
+    double chunk = layers * x.terms.layer_stored, chunk_whole = layers * x.terms.layer_none;
+    for (int l = x.first_layer[gi]; x.model.moe && l < x.first_layer[gi + 1]; ++l) {
+      if (!is_moe_layer(x.model, l)) continue;
+      st.parameters += x.moe.moe_layer_params - x.layer_params + x.moe.expert_params;
+      st.expert_parameters += x.moe.expert_params;
+      chunk += x.moe.activation_delta;
+      chunk_whole += x.moe.activation_delta;
+    }
+    if (g == 0) {
+      st.embedding = true;
+      chunk += x.terms.embedding_extra;
+      chunk_whole += x.terms.embedding_extra;
+    }
+    if (g == x.n - 1) {
+      st.output_head = true;
+      chunk += x.terms.output_extra;
+      chunk_whole += x.terms.output_extra;
+    }
+    largest_chunk = std::max(largest_chunk, chunk);
+    largest_whole = std::max(largest_whole, chunk_whole);
+  }
+  return {largest_chunk, largest_whole};
+}
+
+StageMemory stage_memory(const StageContext& x, int rank, int inflight) {
+  const MemoryPlan& plan = x.plan;
+  StageMemory st;
+  st.rank = rank;
+  st.inflight = inflight;
+  std::vector<std::int64_t> units;  // FSDP units: embedding, each layer, final norm + head
+  const auto [largest_chunk, largest_whole] = stage_chunks(x, st, units);
+  if (st.embedding) {
+    st.parameters += x.word_embedding + x.positions;
+    units.push_back(x.word_embedding + x.positions);
+  }
+  if (st.output_head) {
+    const std::int64_t before = st.parameters;
+    st.parameters += x.full.final_norm;
+    // Untied: the head's shard. Tied: Megatron keeps a copy of the word embeddings on the last
+    // stage when it is not also the first.
+    if (!x.model.tied_embeddings || !st.embedding) st.parameters += x.word_embedding;
+    units.push_back(st.parameters - before);
+  }
+  fill_state(st, plan, units, x.optimizer_shards);
+  st.quantized_weights = quantized_weight_bytes(x.model, plan, st.chunk_layers);
+  if (st.expert_parameters > 0) {
+    // The experts' optimizer state shards over the expert-data-parallel group instead.
+    const double experts = dbl(st.expert_parameters);
+    st.optimizer +=
+        experts * plan.optimizer_bytes *
+        (plan.distributed_optimizer ? 1.0 / x.moe.expert_data_parallel - 1.0 / x.optimizer_shards
+                                    : 0.0);
+    st.moe_buffers = x.moe.dispatch_buffers;
+  }
+  const int whole = plan.recompute != Recompute::none && plan.whole_microbatches
+                        ? std::min(*plan.whole_microbatches, st.inflight)
+                        : 0;
+  st.activations = whole == 0 ? st.inflight * largest_chunk
+                              : whole * largest_whole + (st.inflight - whole) * largest_chunk;
+  st.recompute_working = whole < st.inflight ? x.terms.layer_working : 0;
+  st.loss_working = st.output_head ? x.terms.loss_working : 0;
+  st.cp_buffers = x.terms.cp_buffers;
+  st.workspace = plan.workspace_bytes;
+  return st;
+}
+
+}  // namespace
+
 MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& plan,
                                std::span<const int> inflight, const HardwareProfile& hardware) {
   check_memory_plan(model, plan);
   MESHSIM_CHECK(inflight.size() == static_cast<std::size_t>(plan.pp),
                 "estimate_memory: one in-flight count per pipeline rank");
-  const PipelineShape shape = plan_shape(plan);
-  const int chunks = chunks_of(shape);
-  const int n = plan.pp * chunks;
-  const ActivationTerms terms = activation_terms(model, plan);
-  const std::int64_t t = plan.tp;
-  const std::int64_t layer_params = layer_parameters_tp(model, t);
-  const ParameterCount full = count_parameters(model);
-  const std::int64_t vocab_rows = (model.vocab + t - 1) / t;  // vocabulary-parallel, ceil(V / t)
-  const std::int64_t word_embedding = vocab_rows * model.hidden;
-  const std::int64_t positions = full.embedding - model.vocab * model.hidden;  // replicated
-  // The ranks holding the same parameters (dp x cp); ZeRO shards over them.
-  const double optimizer_shards = static_cast<double>(plan.dp) * plan.cp;
-
   MemoryEstimate est;
+  const PipelineShape shape = plan_shape(plan);
   est.split = split_layers(model.layers, shape, plan.layout);
-  const MoeMemory moe = moe_memory(model, plan);
-  std::vector<int> first_layer(1, 0);  // of each global stage
-  for (const int l : est.split.layers) first_layer.push_back(first_layer.back() + l);
+  const std::int64_t t = plan.tp;
+  StageContext x{.model = model, .plan = plan, .shape = shape, .split = est.split};
+  x.chunks = chunks_of(shape);
+  x.n = plan.pp * x.chunks;
+  x.terms = activation_terms(model, plan);
+  x.layer_params = layer_parameters_tp(model, t);
+  x.full = count_parameters(model);
+  x.word_embedding = (model.vocab + t - 1) / t * model.hidden;  // vocabulary-parallel, ceil(V / t)
+  x.positions = x.full.embedding - model.vocab * model.hidden;  // replicated
+  x.optimizer_shards = static_cast<double>(plan.dp) * plan.cp;
+  x.moe = moe_memory(model, plan);
+  x.first_layer.push_back(0);
+  for (const int l : est.split.layers) x.first_layer.push_back(x.first_layer.back() + l);
   est.capacity_bytes = hardware.memory_bytes;
   for (int r = 0; r < plan.pp; ++r) {
     MESHSIM_CHECK(inflight[static_cast<std::size_t>(r)] >= 0,
                   "estimate_memory: negative in-flight count");
-    StageMemory st;
-    st.rank = r;
-    st.inflight = inflight[static_cast<std::size_t>(r)];
-    double largest_chunk = 0, largest_whole = 0;
-    std::vector<std::int64_t> units;  // FSDP units: embedding, each layer, final norm + head
-    for (int c = 0; c < chunks; ++c) {
-      const int g = global_stage(shape, r, c);
-      const int layers = est.split.layers[static_cast<std::size_t>(g)];
-      st.chunk_layers.push_back(layers);
-      units.insert(units.end(), static_cast<std::size_t>(layers), layer_params);
-      st.parameters += layers * layer_params;
-      double chunk = layers * terms.layer_stored, chunk_whole = layers * terms.layer_none;
-      for (int l = first_layer[static_cast<std::size_t>(g)];
-           model.moe && l < first_layer[static_cast<std::size_t>(g) + 1]; ++l) {
-        if (!is_moe_layer(model, l)) continue;
-        st.parameters += moe.moe_layer_params - layer_params + moe.expert_params;
-        st.expert_parameters += moe.expert_params;
-        chunk += moe.activation_delta;
-        chunk_whole += moe.activation_delta;
-      }
-      if (g == 0) {
-        st.embedding = true;
-        chunk += terms.embedding_extra;
-        chunk_whole += terms.embedding_extra;
-      }
-      if (g == n - 1) {
-        st.output_head = true;
-        chunk += terms.output_extra;
-        chunk_whole += terms.output_extra;
-      }
-      largest_chunk = std::max(largest_chunk, chunk);
-      largest_whole = std::max(largest_whole, chunk_whole);
-    }
-    if (st.embedding) {
-      st.parameters += word_embedding + positions;
-      units.push_back(word_embedding + positions);
-    }
-    if (st.output_head) {
-      const std::int64_t before = st.parameters;
-      st.parameters += full.final_norm;
-      // Untied: the head's shard. Tied: Megatron keeps a copy of the word embeddings on the last
-      // stage when it is not also the first.
-      if (!model.tied_embeddings || !st.embedding) st.parameters += word_embedding;
-      units.push_back(st.parameters - before);
-    }
-    fill_state(st, plan, units, optimizer_shards);
-    st.quantized_weights = quantized_weight_bytes(model, plan, st.chunk_layers);
-    if (st.expert_parameters > 0) {
-      // The experts' optimizer state shards over the expert-data-parallel group instead.
-      const double experts = dbl(st.expert_parameters);
-      st.optimizer +=
-          experts * plan.optimizer_bytes *
-          (plan.distributed_optimizer ? 1.0 / moe.expert_data_parallel - 1.0 / optimizer_shards
-                                      : 0.0);
-      st.moe_buffers = moe.dispatch_buffers;
-    }
-    const int whole = plan.recompute != Recompute::none && plan.whole_microbatches
-                          ? std::min(*plan.whole_microbatches, st.inflight)
-                          : 0;
-    st.activations = whole == 0 ? st.inflight * largest_chunk
-                                : whole * largest_whole + (st.inflight - whole) * largest_chunk;
-    st.recompute_working = whole < st.inflight ? terms.layer_working : 0;
-    st.loss_working = st.output_head ? terms.loss_working : 0;
-    st.cp_buffers = terms.cp_buffers;
-    st.workspace = plan.workspace_bytes;
+    StageMemory st = stage_memory(x, r, inflight[static_cast<std::size_t>(r)]);
     if (st.total() > est.peak_bytes) {
       est.peak_bytes = st.total();
       est.peak_rank = r;
