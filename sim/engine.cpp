@@ -239,7 +239,6 @@ class Run {
         }
         break;
       case OpKind::p2p: {
-        if (interference_) comm_running_changed(h.rank, +1, t);
         const auto b = static_cast<std::size_t>(plan_.op_transfer_begin[uid]);
         const auto e = static_cast<std::size_t>(plan_.op_transfer_begin[uid + 1]);
         if (b == e) push(t, op, EventType::op_done);
@@ -249,6 +248,7 @@ class Run {
           if (++xfer_ready_[ti] == 2) {
             timeline_.transfers[ti].start = t;
             timeline_.transfers[ti].started_by = id;
+            if (interference_) transfer_moving(ti, +1, t);
             if (flows_ != nullptr) {
               push(t + flows_->transfers[ti].latency, tr, EventType::transfer_flow_start);
             } else {
@@ -259,13 +259,13 @@ class Run {
         break;
       }
       case OpKind::collective: {
-        if (interference_ && takes_sms(id)) comm_running_changed(h.rank, +1, t);
         const std::int32_t c = plan_.op_collective[uid];
         const auto ci = static_cast<std::size_t>(c);
         if (++coll_arrived_[ci] ==
             static_cast<std::int32_t>(plan_.collectives[ci].members.size())) {
           timeline_.collectives[ci].start = t;
           timeline_.collectives[ci].started_by = id;
+          if (interference_) collective_moving(ci, +1, t);
           if (flows_ != nullptr) {
             push(t + flows_->collectives[ci].latency, c, EventType::collective_flow_start);
           } else {
@@ -302,7 +302,28 @@ class Run {
     return call.algo != CollectiveAlgo::userbuffers;
   }
 
-  // A comm kernel starts or ends on `rank`: running compute there changes speed.
+  // A p2p transfer's data moves (+1: both sides posted) or stops (-1: it completed): the comm
+  // kernels of its sending and receiving rank slow the compute beside them meanwhile. Waiting
+  // for the peer moves no data and slows nothing.
+  void transfer_moving(std::size_t ti, int delta, Nanos t) {
+    const auto& transfer = plan_.transfers[ti];
+    for (OpId side : {transfer.send_op, transfer.recv_op}) {
+      const std::int32_t i = index_->internal[static_cast<std::size_t>(side)];
+      comm_running_changed(ops_[static_cast<std::size_t>(i)].rank, delta, t);
+    }
+  }
+
+  // Same for a collective instance: from the moment its last member arrives (its start) to its
+  // completion, on every member rank whose kernel takes SMs (takes_sms).
+  void collective_moving(std::size_t ci, int delta, Nanos t) {
+    for (OpId m : plan_.collectives[ci].members) {
+      if (!takes_sms(m)) continue;
+      const std::int32_t i = index_->internal[static_cast<std::size_t>(m)];
+      comm_running_changed(ops_[static_cast<std::size_t>(i)].rank, delta, t);
+    }
+  }
+
+  // Comm data starts or stops moving on `rank`: running compute there changes speed.
   void comm_running_changed(int rank, int delta, Nanos t) {
     auto& count = comm_running_[static_cast<std::size_t>(rank)];
     const double before = slowdown(rank);
@@ -329,8 +350,6 @@ class Run {
         running.erase(std::find_if(running.begin(), running.end(),
                                    [op](const RunningWork& w) { return w.op == op; }));
       }
-    } else if (interference_ && (h.kind == OpKind::p2p || takes_sms(id))) {
-      comm_running_changed(h.rank, -1, t);
     }
     if (h.stream_next != kNone) satisfy(h.stream_next, op, false);
     for (std::int32_t k = h.dependents_begin; k < h.dependents_end; ++k) {
@@ -352,6 +371,7 @@ class Run {
     const auto ti = static_cast<std::size_t>(tr);
     auto& w = timeline_.transfers[ti];
     w.end = t;
+    if (interference_) transfer_moving(ti, -1, t);
     const auto& transfer = plan_.transfers[ti];
     for (OpId side : {transfer.send_op, transfer.recv_op}) {
       const std::int32_t i = index_->internal[static_cast<std::size_t>(side)];
@@ -368,6 +388,7 @@ class Run {
     const auto ci = static_cast<std::size_t>(c);
     auto& w = timeline_.collectives[ci];
     w.end = t;
+    if (interference_) collective_moving(ci, -1, t);
     for (OpId m : plan_.collectives[ci].members) {
       complete_comm(index_->internal[static_cast<std::size_t>(m)], t, w.start, c);
     }
@@ -418,7 +439,7 @@ class Run {
   std::vector<std::int32_t> coll_arrived_;
   std::vector<std::int32_t> running_compute_;
   bool interference_ = false;
-  std::vector<std::int32_t> comm_running_;              // comm kernels dispatched, per rank
+  std::vector<std::int32_t> comm_running_;              // comm windows moving data, per rank
   std::vector<std::vector<RunningWork>> running_work_;  // compute in progress, per rank
   std::vector<std::uint64_t> expected_seq_;             // valid completion event per op
   std::vector<std::vector<std::int32_t>> parked_;

@@ -19,8 +19,10 @@ struct Durations {
   std::vector<Nanos> ops;
   std::vector<Nanos> transfers;
   std::vector<Nanos> collectives;
-  // While a comm kernel runs on a rank, its compute progresses this many times slower (NCCL
-  // kernels take SMs); 1 = no interference.
+  // While comm data moves on a rank (a p2p transfer from both sides posted to its completion, a
+  // collective from its last member's arrival to its completion; userbuffers collectives
+  // excepted), its compute progresses this many times slower (NCCL kernels take SMs and memory
+  // bandwidth); 1 = no interference. A kernel only waiting for its peers slows nothing.
   double comm_interference = 1.0;
 };
 

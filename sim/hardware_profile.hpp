@@ -78,7 +78,7 @@ struct HardwareProfile {
   // function (efficiency_key() in sim/compute_model.hpp); "default" applies to kinds not listed.
   std::map<std::string, EfficiencyTable> compute_efficiency;
   EfficiencyTable memory_efficiency;
-  double comm_interference = 1.0;  // compute slow-down factor while comm kernels run (>= 1)
+  double comm_interference = 1.0;  // compute slow-down while comm data moves on the GPU (>= 1)
   NetworkProfile network;
   // Attention kernel families by name; compute_efficiency's attention_fwd/attention_bwd tables are
   // those of `attention_kernel` (select_attention_kernel in sim/compute_model.hpp switches them).

@@ -26,6 +26,10 @@ Ran run(Program p, Nanos compute_ns, Nanos transfer_ns, Nanos collective_ns = 0)
   return r;
 }
 
+const OpTiming& at(const Timeline& t, OpId id) {
+  return t.ops[static_cast<std::size_t>(id)];
+}
+
 }  // namespace
 
 TEST_CASE("in-order streams; different streams overlap") {
@@ -180,9 +184,10 @@ TEST_CASE("signals fire once per op, in completion order") {
 }
 
 TEST_CASE("interference: compute slows while a comm kernel runs on its rank") {
-  // Each rank: an exchange (500 ns of transfer) launched first, then a 1000 ns GEMM beside it.
-  // With factor 2 the GEMM does 250 ns of work during the exchange (0..500) and the remaining
-  // 750 after it: it ends at 500 + 750 = 1250. With factor 1 it ends at 1000.
+  // Each rank: an exchange (500 ns of transfer) launched first, then a 1000 ns GEMM beside it;
+  // both sides are posted at 0, so the data moves 0 -> 500 on both ranks. With factor 2 the GEMM
+  // does 250 ns of work during the exchange (0..500) and the remaining 750 after it: it ends at 500
+  // + 750 = 1250. With factor 1 it ends at 1000.
   ProgramBuilder b(Mesh({{"cp", 2}}, 8), true, "t");
   const StreamId comp = b.stream("compute");
   const StreamId comm = b.stream("comm");
@@ -226,6 +231,44 @@ TEST_CASE("interference: userbuffers transfers do not slow the compute beside th
     CAPTURE(to_string(algo));
     CHECK(t.ops[0].end == 500);
     CHECK(t.ops[1].end == (algo == CollectiveAlgo::userbuffers ? 1000 : 1250));
+  }
+}
+
+TEST_CASE("interference: a comm kernel waiting for its peer does not slow the compute beside it") {
+  // Rank 0 posts its comm op (a send, or its share of a 2-rank all-reduce) at 0 and runs GEMMs g1,
+  // g2 (1 ms each) beside it; rank 1 is busy for 1 ms, then posts its side and runs `after` (1 ms)
+  // beside it. The data moves from 1 ms (both sides posted / the last member arrived) to 1 ms +
+  // 500 ns. Factor 2: g1 (0 -> 1 ms) runs while rank 0 only waits, at full speed; g2 and `after`
+  // do 250 ns of work during the transfer and 999,750 after it: they end at
+  // 1,000,500 + 999,750 = 2,000,250 on both the sending and the receiving rank.
+  for (const bool collective : {false, true}) {
+    CAPTURE(collective);
+    ProgramBuilder b(Mesh({{collective ? "tp" : "cp", 2}}, 8), true, "t");
+    const StreamId comp = b.stream("compute");
+    const StreamId comm = b.stream("comm");
+    const GroupId g = b.group("tp", {0, 1});
+    const CollectiveCall ar{CollectiveKind::all_reduce, g, 1024, DType::bf16};
+    const OpId first =
+        collective ? b.add(0, comm, "ar", {}, ar) : b.add(0, comm, "send", {}, send_to(1, 64));
+    const OpId g1 = b.add(0, comp, "g1", {}, vector_kernel());
+    const OpId g2 = b.add(0, comp, "g2", {}, vector_kernel());
+    const OpId busy = b.add(1, comp, "busy", {}, vector_kernel());
+    const OpId second = collective ? b.add(1, comm, "ar", {}, ar, {busy})
+                                   : b.add(1, comm, "recv", {}, recv_from(0, 64), {busy});
+    const OpId after = b.add(1, comp, "after", {}, vector_kernel());
+    const Program p = std::move(b).finish();
+    const CommPlan plan = validate_program(p);
+    Durations d = collective ? uniform_durations(p, plan, 1'000'000, 0, 500)
+                             : uniform_durations(p, plan, 1'000'000, 500);
+    d.comm_interference = 2.0;
+    const Timeline t = simulate(p, plan, d);
+    CHECK((collective ? t.collectives[0].start : t.transfers[0].start) == 1'000'000);
+    CHECK(at(t, first).end == 1'000'500);
+    CHECK(at(t, second).end == 1'000'500);
+    CHECK(at(t, g1).end == 1'000'000);
+    CHECK(at(t, busy).end == 1'000'000);
+    CHECK(at(t, g2).end == 2'000'250);
+    CHECK(at(t, after).end == 2'000'250);
   }
 }
 
