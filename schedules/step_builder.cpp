@@ -220,39 +220,7 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
                                std::vector<OpId> deps) {
   waits_.insert(waits_.end(), deps.begin(), deps.end());
   const int stage = gs(pr_, chunk);
-  const int first = first_layer(stage), count = layer_count(stage);
-  const bool last_stage = stage + 1 == stages_;
-  Ctx c{-1, mb, chunk, Phase::fwd};
-  if (work == PipeWork::forward) {
-    const bool first_forward = forwards_[static_cast<std::size_t>(chunk)]++ == 0;
-    first_forward_ = first_forward;
-    begin_unit_pass(stage);
-    if (stage == 0) {
-      gather_unit(c, stage, 0, 1);
-      if (first_forward && count > 0) wait_param_gather(chunk, first);  // the embedding's bucket
-      kernel("embedding", Phase::fwd, -1, mb, chunk, KernelKind::copy,
-             VectorShape{local_tokens_ * m_.hidden});
-    }
-    for (int l = first; l < first + count; ++l) {
-      c.layer = l;
-      if (first_forward) wait_param_gather(chunk, l);
-      gather_unit(c, stage, layer_unit(stage, l), 1);
-      layer_forward(c);
-    }
-    if (last_stage) {
-      c.layer = -1;
-      gather_unit(c, stage, head_unit(stage), 1);
-      norm(c, "final norm", Phase::fwd);
-      column_forward(c, "head", vocab_shard_, m_.hidden);
-      // Forward and backward of the cross entropy: read the logits and write their gradient
-      // (2 operands) plus the fp32 passes of the implementation (schedules/cross_entropy.hpp).
-      kernel("loss", Phase::fwd, -1, mb, chunk, KernelKind::loss,
-             VectorShape{tokens_ * vocab_shard_, 2,
-                         cross_entropy_fp32_bytes_per_logit(p_.cross_entropy)});
-    }
-    // The activation is complete once the last TP reduction is (the send waits for it).
-    return waits_.empty() ? last_compute_ : waits_.back();
-  }
+  if (work == PipeWork::forward) return forward_pass(stage, mb, chunk);
   const bool with_wgrad = work == PipeWork::backward || work == PipeWork::weight_grad;
   bool final_wgrad = false;
   if (with_wgrad) {
@@ -260,31 +228,77 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
     // ZeRO-2 reduce-scatters every microbatch's gradients into the rank's shard.
     if (p_.sharding.zero == 2) final_wgrad = true;
   }
-  GradientBuckets b = buckets_for(stage);
-  c.phase = Phase::bwd;
-  if (work == PipeWork::weight_grad) {
-    if (last_stage) {
-      c.layer = -1;
-      column_wgrad(c, "head", vocab_shard_, m_.hidden);
-      if (final_wgrad) b.add(head_params_);
-      reduce_unit(c, stage, head_unit(stage));
-    }
-    for (int l = first + count - 1; l >= first; --l) {
-      c.layer = l;
-      layer_wgrad(c);
-      reduce_unit(c, stage, layer_unit(stage, l));
-      b.layer_done();
-      if (final_wgrad) {
-        b.add(layer_params(l));
-        launch_ready(b, mb, chunk);
-      }
-    }
-    if (final_wgrad && count == 0) launch_ready(b, mb, chunk);
-    if (stage == 0) reduce_unit(c, stage, 0);  // the embedding's gradient came with B
-    if (final_wgrad) reduce_expert_grads(stage, mb, chunk);
-    return last_compute_;
+  if (work == PipeWork::weight_grad) return weight_grad_pass(stage, mb, chunk, final_wgrad);
+  return backward_pass(stage, mb, chunk, with_wgrad, final_wgrad);  // B + W, or B
+}
+
+OpId StepBuilder::forward_pass(int stage, int mb, int chunk) {
+  const int first = first_layer(stage), count = layer_count(stage);
+  const bool last_stage = stage + 1 == stages_;
+  Ctx c{-1, mb, chunk, Phase::fwd};
+  const bool first_forward = forwards_[static_cast<std::size_t>(chunk)]++ == 0;
+  first_forward_ = first_forward;
+  begin_unit_pass(stage);
+  if (stage == 0) {
+    gather_unit(c, stage, 0, 1);
+    if (first_forward && count > 0) wait_param_gather(chunk, first);  // the embedding's bucket
+    kernel("embedding", Phase::fwd, -1, mb, chunk, KernelKind::copy,
+           VectorShape{local_tokens_ * m_.hidden});
   }
-  // backward (B + W) or input_grad (B)
+  for (int l = first; l < first + count; ++l) {
+    c.layer = l;
+    if (first_forward) wait_param_gather(chunk, l);
+    gather_unit(c, stage, layer_unit(stage, l), 1);
+    layer_forward(c);
+  }
+  if (last_stage) {
+    c.layer = -1;
+    gather_unit(c, stage, head_unit(stage), 1);
+    norm(c, "final norm", Phase::fwd);
+    column_forward(c, "head", vocab_shard_, m_.hidden);
+    // Forward and backward of the cross entropy: read the logits and write their gradient
+    // (2 operands) plus the fp32 passes of the implementation (schedules/cross_entropy.hpp).
+    kernel("loss", Phase::fwd, -1, mb, chunk, KernelKind::loss,
+           VectorShape{tokens_ * vocab_shard_, 2,
+                       cross_entropy_fp32_bytes_per_logit(p_.cross_entropy)});
+  }
+  // The activation is complete once the last TP reduction is (the send waits for it).
+  // The activation is complete once the last TP reduction is (the send waits for it).
+  return waits_.empty() ? last_compute_ : waits_.back();
+}
+
+OpId StepBuilder::weight_grad_pass(int stage, int mb, int chunk, bool final_wgrad) {
+  const int first = first_layer(stage), count = layer_count(stage);
+  const bool last_stage = stage + 1 == stages_;
+  GradientBuckets b = buckets_for(stage);
+  Ctx c{-1, mb, chunk, Phase::bwd};
+  if (last_stage) {
+    c.layer = -1;
+    column_wgrad(c, "head", vocab_shard_, m_.hidden);
+    if (final_wgrad) b.add(head_params_);
+    reduce_unit(c, stage, head_unit(stage));
+  }
+  for (int l = first + count - 1; l >= first; --l) {
+    c.layer = l;
+    layer_wgrad(c);
+    reduce_unit(c, stage, layer_unit(stage, l));
+    b.layer_done();
+    if (final_wgrad) {
+      b.add(layer_params(l));
+      launch_ready(b, mb, chunk);
+    }
+  }
+  if (final_wgrad && count == 0) launch_ready(b, mb, chunk);
+  if (stage == 0) reduce_unit(c, stage, 0);  // the embedding's gradient came with B
+  if (final_wgrad) reduce_expert_grads(stage, mb, chunk);
+  return last_compute_;
+}
+
+OpId StepBuilder::backward_pass(int stage, int mb, int chunk, bool with_wgrad, bool final_wgrad) {
+  const int first = first_layer(stage), count = layer_count(stage);
+  const bool last_stage = stage + 1 == stages_;
+  GradientBuckets b = buckets_for(stage);
+  Ctx c{-1, mb, chunk, Phase::bwd};
   begin_unit_pass(stage);
   if (last_stage) {
     c.layer = -1;

@@ -372,6 +372,12 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   // Emits one compute part; returns the op after which its output (activation or input gradient
   // sent to the neighbour stage) is ready.
   OpId emit_compute(int /*pr*/, PipeWork work, int mb, int chunk, std::vector<OpId> deps) override;
+  // Its three kinds on global stage `stage`: the forward (embedding, layers, head and loss), the
+  // deferred weight gradients (W) and the backward (B, with W when with_wgrad); final_wgrad: the
+  // chunk's last microbatch, whose gradients go to the buckets.
+  OpId forward_pass(int stage, int mb, int chunk);
+  OpId weight_grad_pass(int stage, int mb, int chunk, bool final_wgrad);
+  OpId backward_pass(int stage, int mb, int chunk, bool with_wgrad, bool final_wgrad);
   // --overlap-moe-comm (step_overlap.cpp): the pair's two parts emitted on two threads that hand
   // a baton back and forth at every EP collective (only one runs at a time: the Program is the
   // same on every run), each with its own waits and last compute op. DualPipeV's forward leads;

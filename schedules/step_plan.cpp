@@ -186,7 +186,10 @@ MemoryPlan memory_plan(const StepPlan& plan) {
   return m;
 }
 
-void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
+namespace {
+
+// The mesh and batch sizes: positive, bounded (so products stay far from int64 overflow).
+void check_step_sizes(const StepPlan& plan) {
   require_positive(plan.tp, "tp");
   require_positive(plan.pp, "pp");
   require_positive(plan.cp, "cp");
@@ -215,6 +218,12 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
   if (std::int64_t{plan.tp} * plan.pp * plan.cp * plan.dp > (1 << 20)) {
     throw InputError("world size = `tp` x `pp` x `cp` x `dp` must be at most 1048576 GPUs");
   }
+}
+
+}  // namespace
+
+void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
+  check_step_sizes(plan);
   const std::int64_t per = std::int64_t{plan.dp} * plan.microbatch_size;
   if (plan.global_batch % per != 0) {
     throw InputError(fmt::format(

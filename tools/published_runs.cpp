@@ -343,44 +343,24 @@ std::variant<HardwareProfile, SkippedRun> hardware_for_gpu(std::string_view gpu)
   return hw;
 }
 
-std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
-  RunPlan out;
-  out.conventions = run.filled;
-  auto model = model_of(run.model, out.conventions);
-  if (auto* skipped = std::get_if<SkippedRun>(&model)) return *skipped;
-  out.model = std::get<TransformerModel>(model);
-  auto hardware = hardware_for_gpu(text(run.cluster, "gpu").value_or(""));
-  if (auto* skipped = std::get_if<SkippedRun>(&hardware)) return *skipped;
-  out.hardware = std::get<HardwareProfile>(hardware);
-  {
-    static const std::regex watts(R"((\d+)\s*w\b)");
-    std::smatch match;
-    const std::string gpu = lower(text(run.cluster, "gpu").value_or(""));
-    if (std::regex_search(gpu, match, watts)) {
-      out.conventions.push_back(fmt::format(
-          "power cap {} W in the GPU name not modeled: the profile's peaks are the datasheet's",
-          match[1].str()));
-    }
+namespace {
+
+// A power cap printed in the GPU name ("… 500W"), noted: the profile's peaks are the datasheet's.
+void note_power_cap(const PublishedRun& run, RunPlan& out) {
+  static const std::regex watts(R"((\d+)\s*w\b)");
+  std::smatch match;
+  const std::string gpu = lower(text(run.cluster, "gpu").value_or(""));
+  if (std::regex_search(gpu, match, watts)) {
+    out.conventions.push_back(fmt::format(
+        "power cap {} W in the GPU name not modeled: the profile's peaks are the datasheet's",
+        match[1].str()));
   }
-  // torch.compile and FP8 words first: a row with them is skipped for them before anything else.
-  if (auto skipped = published_software_plan(run, out.hardware, out.plan, out.conventions)) {
-    return *skipped;
-  }
-  if (const auto gpn = count(run.cluster, "gpus_per_node")) {
-    out.hardware.gpus_per_node = static_cast<int>(*gpn);
-  }
-  if (auto skipped =
-          fill_plan(run.parallel, run.cluster, out.model.layers, out.plan, out.conventions)) {
-    return *skipped;
-  }
-  if (auto skipped = published_moe_plan(run.parallel, out.model, out.plan, out.conventions)) {
-    return *skipped;
-  }
-  if (auto skipped = published_sharding_plan(run.parallel, out.plan, out.conventions)) {
-    return *skipped;
-  }
-  out.plan.seq = out.model.seq_len;
-  out.plan.dtype = dtype_of(run.precision);
+}
+
+// What a source's runs implied beyond their fields: Megatron-Core's cuDNN attention on Hopper; the
+// materialized attention and the gradient reduction after the backward of 2021-2022 Megatron-LM;
+// Zero Bubble's materialized attention.
+void apply_source_conventions(const PublishedRun& run, RunPlan& out) {
   if (out.hardware.attention_kernels.contains("cudnn") &&
       lower(run.source).find("megatron") != std::string::npos) {
     out.hardware = select_attention_kernel(std::move(out.hardware), "cudnn", "attention kernel");
@@ -403,6 +383,40 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
     out.conventions.emplace_back(
         "attention materialized (Zero Bubble's activation model sb(34h + 5as), Table 1)");
   }
+}
+
+}  // namespace
+
+std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
+  RunPlan out;
+  out.conventions = run.filled;
+  auto model = model_of(run.model, out.conventions);
+  if (auto* skipped = std::get_if<SkippedRun>(&model)) return *skipped;
+  out.model = std::get<TransformerModel>(model);
+  auto hardware = hardware_for_gpu(text(run.cluster, "gpu").value_or(""));
+  if (auto* skipped = std::get_if<SkippedRun>(&hardware)) return *skipped;
+  out.hardware = std::get<HardwareProfile>(hardware);
+  note_power_cap(run, out);
+  // torch.compile and FP8 words first: a row with them is skipped for them before anything else.
+  if (auto skipped = published_software_plan(run, out.hardware, out.plan, out.conventions)) {
+    return *skipped;
+  }
+  if (const auto gpn = count(run.cluster, "gpus_per_node")) {
+    out.hardware.gpus_per_node = static_cast<int>(*gpn);
+  }
+  if (auto skipped =
+          fill_plan(run.parallel, run.cluster, out.model.layers, out.plan, out.conventions)) {
+    return *skipped;
+  }
+  if (auto skipped = published_moe_plan(run.parallel, out.model, out.plan, out.conventions)) {
+    return *skipped;
+  }
+  if (auto skipped = published_sharding_plan(run.parallel, out.plan, out.conventions)) {
+    return *skipped;
+  }
+  out.plan.seq = out.model.seq_len;
+  out.plan.dtype = dtype_of(run.precision);
+  apply_source_conventions(run, out);
   // Only where the row says the run had it (`parallel.tp_comm_overlap`: Megatron-Core's
   // --tp-comm-overlap); no row of data/published states it. Read outside the try: a malformed
   // field is an error of the file, not a row meshsim cannot express.
