@@ -13,7 +13,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::int64_t kMaxExperts = 1 << 16;
 constexpr std::int64_t kMaxWidth = std::int64_t{1} << 24;
 
 [[noreturn]] void block_error(std::string_view origin, std::string_view field,

@@ -56,6 +56,8 @@ nlohmann::json to_json(const MlaBlock& mla);
 MoeBlock moe_from_json(const JsonField& f, std::int64_t hidden);
 MlaBlock mla_from_json(const JsonField& f);
 // InputError naming `moe.<field>` / `mla.<field>` when a block breaks its rules.
+// The most routed experts a model may have (check_moe).
+inline constexpr std::int64_t kMaxExperts = 1 << 16;
 void check_moe(const MoeBlock& moe, int layers, std::string_view origin);
 void check_mla(const MlaBlock& mla, std::string_view origin);
 

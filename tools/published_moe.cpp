@@ -48,9 +48,11 @@ std::optional<SkippedRun> moe_block(const json& f, int layers, TransformerModel&
   const auto bad = [&](const char* field, const std::string& expected) {
     throw InputError(fmt::format("{}.{}: expected {}", path, field, expected));
   };
-  if (b.experts < 1) bad("num_experts", fmt::format("at least 1, got {}", b.experts));
-  if (b.top_k < 1 || b.top_k > b.experts) {
-    bad("top_k", fmt::format("1 to num_experts ({}), got {}", b.experts, b.top_k));
+  if (*experts < 1 || *experts > kMaxExperts) {
+    bad("num_experts", fmt::format("1 to {}, got {}", kMaxExperts, *experts));
+  }
+  if (*top_k < 1 || *top_k > *experts) {
+    bad("top_k", fmt::format("1 to num_experts ({}), got {}", *experts, *top_k));
   }
   if (b.expert_ffn < 1) bad("expert_ffn_hidden", fmt::format("at least 1, got {}", b.expert_ffn));
   if (b.shared_experts > 0 && b.shared_ffn < 1) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "schedules/tp_emitter.hpp"
 #include "sim/error.hpp"
 
 namespace meshsim {
@@ -15,12 +16,13 @@ OptionSpec tp_comm_overlap_option() {
 }
 
 void enable_tp_comm_overlap(const HardwareProfile& hardware, StepPlan& plan) {
-  if (hardware.sm_count == 0) {
+  if (hardware.sm_count <= kTpOverlapCommSms) {
     throw InputError(fmt::format(
-        "--tp-comm-overlap: hardware '{}' does not give its SM count (`sm_count` in the profile; "
-        "the built-in h100-sxm, h200-sxm, h800-sxm and a100-sxm do): TE's SM-based "
-        "communication kernels take 16 of them",
-        hardware.name));
+        "--tp-comm-overlap: hardware profile '{}' gives no SM count above {} (its sm_count field, "
+        "{}; the built-in h100-sxm, h200-sxm, h800-sxm and a100-sxm give one): Transformer "
+        "Engine's communication kernels take {} SMs",
+        hardware.name, kTpOverlapCommSms, hardware.sm_count == 0 ? "absent" : "too small",
+        kTpOverlapCommSms));
   }
   // Userbuffers exchange through CUDA IPC over NVLink: the TP group must sit in one NVLink
   // domain (meshsim's node).

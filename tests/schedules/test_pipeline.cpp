@@ -313,7 +313,7 @@ TEST_CASE("all-warm-up interleaving (every forward in the warm-up) is deadlock-f
 TEST_CASE(
     "interleaved with microbatch groups larger than the pipeline: deadlock-free, same bubble") {
   // Megatron's --microbatch-group-size-per-virtual-pipeline-stage g > p: the last rank's chunk-c
-  // output of microbatch j reaches rank 0 g - p + 1 steps before rank 0's chunk c+1 runs it, and is
+  // output of microbatch j reaches rank 0 g - p steps before rank 0's chunk c+1 runs it, and is
   // received in the exchange that matches the send (as Megatron queues it per chunk). With free
   // p2p the makespan keeps the interleaved form m(F+B+W) + (p-1)(F+B+W)/v for every g (here F = 1,
   // B = 2, W = 0 per microbatch through a rank's share), and rank r holds Megatron's warm-up plus

@@ -111,7 +111,11 @@ TEST_CASE("published MoE: a malformed model.moe is bad input named as the runs f
     }
     return std::string("no error");
   };
-  CHECK(error("num_experts", 0).find("model.moe.num_experts: expected at least 1, got 0") !=
+  CHECK(error("num_experts", 0).find("model.moe.num_experts: expected 1 to 65536, got 0") !=
+        std::string::npos);
+  // Over check_moe's bound (1 << 16 experts): the file's value, not a clamped one.
+  CHECK(error("num_experts", 1000000000)
+            .find("model.moe.num_experts: expected 1 to 65536, got 1000000000") !=
         std::string::npos);
   CHECK(error("top_k", 1000).find("model.moe.top_k: expected 1 to num_experts") !=
         std::string::npos);

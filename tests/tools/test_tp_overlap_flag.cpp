@@ -31,7 +31,17 @@ TEST_CASE("--tp-comm-overlap: off by default; on with the GPU's SM count") {
 
 TEST_CASE("--tp-comm-overlap: a GPU without a known SM count names the flag") {
   CHECK_THROWS_WITH_AS(read({"--tp-comm-overlap"}, "mi300x"),
-                       doctest::Contains("--tp-comm-overlap: hardware 'mi300x' does not give its "
-                                         "SM count (`sm_count` in the profile"),
+                       doctest::Contains("--tp-comm-overlap: hardware profile 'mi300x' gives no "
+                                         "SM count above 16 (its sm_count field, absent"),
+                       InputError);
+  // A profile whose sm_count leaves no SM for the GEMMs beside TE's 16 communication SMs.
+  const std::vector<std::string> argv = {"--tp-comm-overlap"};
+  const Args args("step", {tp_comm_overlap_option()}, argv);
+  HardwareProfile small = load_hardware("h100-sxm");
+  small.sm_count = 16;
+  StepPlan p;
+  CHECK_THROWS_WITH_AS(read_tp_comm_overlap(args, small, p),
+                       doctest::Contains("gives no SM count above 16 (its sm_count field, too "
+                                         "small"),
                        InputError);
 }
