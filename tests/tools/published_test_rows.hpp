@@ -36,4 +36,16 @@ inline PublishedRun read_one(const nlohmann::json& r, const std::string& origin)
       .rows.at(0);
 }
 
+// plan_run of a row that must be expressed, and of one that must be skipped (its reason).
+inline RunPlan planned_run(const PublishedRun& run) {
+  const auto p = plan_run(run);
+  REQUIRE(std::holds_alternative<RunPlan>(p));
+  return std::get<RunPlan>(p);
+}
+inline std::string skipped_reason(const PublishedRun& run) {
+  const auto p = plan_run(run);
+  REQUIRE(std::holds_alternative<SkippedRun>(p));
+  return std::get<SkippedRun>(p).reason;
+}
+
 }  // namespace meshsim::test

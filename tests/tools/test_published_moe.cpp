@@ -30,9 +30,7 @@ PublishedRun read_one(const json& r) {
 }
 
 RunPlan planned(const char* id) {
-  const auto p = plan_run(read_one(row(id)));
-  REQUIRE(std::holds_alternative<RunPlan>(p));
-  return std::get<RunPlan>(p);
+  return test::planned_run(read_one(row(id)));
 }
 
 bool noted(const RunPlan& p, const std::string& what) {
@@ -76,11 +74,7 @@ TEST_CASE("published MoE: MLA, shared experts, dense layers first, DeepEP and sp
 }
 
 TEST_CASE("published MoE: rows that cannot be expressed are skipped with the reason") {
-  const auto skipped = [](const json& r) {
-    const auto planned = plan_run(read_one(r));
-    REQUIRE(std::holds_alternative<SkippedRun>(planned));
-    return std::get<SkippedRun>(planned).reason;
-  };
+  const auto skipped = [](const json& r) { return test::skipped_reason(read_one(r)); };
   CHECK(skipped(row("moe-test-003")).find("shared experts but not their FFN size") !=
         std::string::npos);
   json r = row("moe-test-001");
