@@ -206,6 +206,22 @@ void check_memory_plan(const TransformerModel& model, const MemoryPlan& plan) {
   (void)split_layers(model.layers, plan_shape(plan), plan.layout);
 }
 
+namespace {
+
+// What unfused layer kernels keep beyond the fused ones in a layer's tensors divided by t
+// (schedules/layer_kernels.hpp), per `sb` tokens: eager SwiGLU's third tensor, and K and V
+// expanded to every query head (repeat_kv) where autograd keeps SDPA's inputs.
+double unfused_extra_split(const TransformerModel& m, LayerKernels k, double sb) {
+  double extra = 0;
+  if (m.gated_mlp) extra += extra_saved_bytes_per_gated_element(k) * sb * dbl(m.ffn_hidden);
+  if (saves_repeated_kv(k) && !m.mla) {
+    extra += 2 * kActivationBytes * sb * (dbl(m.q_width()) - dbl(m.kv_hidden()));
+  }
+  return extra;
+}
+
+}  // namespace
+
 ActivationTerms activation_terms(const TransformerModel& m, const MemoryPlan& plan) {
   check_memory_plan(m, plan);
   const double e = kActivationBytes;
@@ -222,11 +238,14 @@ ActivationTerms activation_terms(const TransformerModel& m, const MemoryPlan& pl
   const double lin = q > 0 ? q : e;
   // Kept whole (divided by t with sequence parallelism): 2 norm inputs, QKV input, MLP-up input,
   // 2 dropout masks.
-  const double whole = 2 * e * sbh + lin * sbh + lin * sbh + (m.dropout ? 2 * kMaskBytes * sbh : 0);
+  const double whole = 2 * e * sbh + lin * sbh + lin * sbh +
+                       (m.dropout ? 2 * kMaskBytes * sbh : 0) +
+                       2 * extra_saved_bytes_per_norm_element(plan.layer_kernels, m.norm) * sbh;
   // Divided by t: Q, K, V, projection input (and its quantized copy), MLP activation inputs and
   // down input.
   const double mlp = (m.gated_mlp ? 2 : 1) * e * s * b * f + lin * s * b * f;
-  const double split = e * sbh + 2 * e * s * b * kv + e * sbh + q * sbh + mlp;
+  const double split = e * sbh + 2 * e * s * b * kv + e * sbh + q * sbh + mlp +
+                       unfused_extra_split(m, plan.layer_kernels, s * b);
   // Attention core, divided by t (heads split).
   const double core = plan.attention_core == AttentionCore::flash
                           ? kFp32Bytes * a * s * b / t

@@ -56,6 +56,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "schedules/cross_entropy.hpp"
+#include "schedules/layer_kernels.hpp"
 #include "schedules/model_catalog.hpp"
 #include "schedules/pipeline_orders.hpp"
 #include "schedules/precision.hpp"
@@ -151,6 +152,7 @@ struct MemoryPlan {
   ShardingPlan sharding;               // ZeRO-2/3, FSDP, HSDP (schedules/sharding.hpp)
   AttentionCore attention_core = AttentionCore::flash;
   CrossEntropy cross_entropy = CrossEntropy::vocab_parallel;  // the loss (cross_entropy.hpp)
+  LayerKernels layer_kernels = LayerKernels::fused;  // what the layer keeps (layer_kernels.hpp)
   // Low-precision linears (schedules/precision.hpp): their saved inputs quantized and, without
   // ZeRO-3 / FSDP, the cached quantized weight copies (StageMemory::quantized_weights).
   Precision precision = Precision::bf16;

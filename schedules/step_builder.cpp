@@ -15,7 +15,10 @@ std::string StepBuilder::describe(const TransformerModel& m, const StepPlan& p) 
              p.sequence_parallel, p.fold_dp, p.fold_tp && p.tp > 1) +
          (p.sharding.zero > 0 ? " sharding=" + describe_sharding(p.sharding) : "") +
          (p.precision != Precision::bf16 ? fmt::format(" precision={}", to_string(p.precision))
-                                         : "");
+                                         : "") +
+         (p.layer_kernels != LayerKernels::fused
+              ? fmt::format(" layer_kernels={}", to_string(p.layer_kernels))
+              : "");
 }
 
 Program StepBuilder::build() && {

@@ -61,7 +61,9 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
     ring_.seq = seq_;
     ring_.batch = plan.microbatch_size;
     ring_.heads = model.heads / t_;
-    ring_.kv_heads = model.kv_heads / t_;
+    // torchtitan's repeat_kv hands the attention (and a CP ring) K and V of every query head.
+    ring_.kv_heads =
+        (repeats_kv_heads(plan.layer_kernels) && !model.mla ? model.heads : model.kv_heads) / t_;
     ring_.head_dim = model.head_dim();
     ring_.dtype = plan.dtype;
     ring_.variant = plan.cp > 1 ? plan.cp_variant : RingVariant::ring;
@@ -226,21 +228,29 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
     return activation_shape(backward, tokens_, m_.ffn_hidden / t_);
   }
   // The same over `rows` x `f` outputs (routed expert copies, shared experts).
+  // SwiGLU's passes are the plan's layer kernels' (schedules/layer_kernels.hpp).
   VectorShape activation_shape(bool backward, std::int64_t rows, std::int64_t f) const {
-    const std::int32_t operands = m_.gated_mlp ? (backward ? 5 : 3) : (backward ? 3 : 2);
-    return VectorShape{rows * f, operands};
+    if (m_.gated_mlp) return vector_of(rows * f, gated_activation_pass(p_.layer_kernels, backward));
+    return VectorShape{rows * f, backward ? 3 : 2};
+  }
+  static VectorShape vector_of(std::int64_t elements, PassBytes pass) {
+    return VectorShape{elements, pass.operands, pass.fp32_bytes};
   }
 
-  // LayerNorm/RMSNorm forward: read x, write y (the per-row statistics are negligible).
+  // LayerNorm/RMSNorm forward and backward over the rank's tokens x h, by the plan's layer kernels
+  // (fused: read x, write y; backward read x and dy, write dx).
   void norm(const Ctx& c, const std::string& name, Phase phase) {
     kernel(name, phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
-           VectorShape{local_tokens_ * m_.hidden});
+           vector_of(local_tokens_ * m_.hidden, norm_pass(p_.layer_kernels, m_.norm, false)));
   }
-  // Its backward: read x and dy, write dx (3 operands; the weight-gradient row sums are small).
   void norm_backward(const Ctx& c, const std::string& name) {
     kernel(name, Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
-           VectorShape{local_tokens_ * m_.hidden, 3});
+           vector_of(local_tokens_ * m_.hidden, norm_pass(p_.layer_kernels, m_.norm, true)));
   }
+  // RoPE on this rank's Q and K (step_layers.cpp), and torchtitan's repeat_kv copy of K and V to
+  // every query head (eager and compiled PyTorch), forward or recomputed, and their backward.
+  void rope(const Ctx& c, const std::string& pre, Phase phase);
+  void rope_backward(const Ctx& c);
 
   // The end of a residual branch, as Megatron-LM's fused bias-dropout-add: the branch output
   // (with its bias and dropout mask) added to the residual stream — read both, write the sum

@@ -161,11 +161,36 @@ void StepBuilder::materialized_backward(const Ctx& c) {
   core_gemm(c, Phase::bwd, "attn dk", d, s);
 }
 
+// RoPE rotates this rank's Q and K on the whole sequence (after the QKV column layer): a / t
+// query heads and kv / t key heads of head_dim channels, or with MLA the qk_rope_head_dim
+// channels of each query head and of the one shared key. Then, with torchtitan's repeat_kv
+// (schedules/layer_kernels.hpp), K and V copied to the a / t query heads: read kv, write
+// n_rep x kv, counted as (1 + n_rep) passes over K and V at one operand each; its backward sums
+// the copies back (the same bytes).
+void StepBuilder::rope(const Ctx& c, const std::string& pre, Phase phase) {
+  if (m_.position != PositionEmbedding::rope) return;
+  const bool backward = phase == Phase::bwd && pre.empty();
+  const std::int64_t rotated = m_.mla ? tokens_ * (m_.heads / t_ + 1) * m_.mla->qk_rope_head_dim
+                                      : tokens_ * (m_.heads + m_.kv_heads) / t_ * m_.head_dim();
+  kernel(pre + (backward ? "rope bwd" : "rope"), phase, c.layer, c.mb, c.chunk,
+         KernelKind::elementwise, vector_of(rotated, rope_pass(p_.layer_kernels, backward)));
+  if (!repeats_kv_heads(p_.layer_kernels) || m_.mla || m_.kv_heads == m_.heads) return;
+  const std::int64_t n_rep = m_.heads / m_.kv_heads;
+  const std::int64_t kv = 2 * tokens_ * m_.kv_heads / t_ * m_.head_dim();
+  kernel(pre + (backward ? "repeat kv bwd" : "repeat kv"), phase, c.layer, c.mb, c.chunk,
+         KernelKind::copy, VectorShape{kv * (1 + n_rep), 1});
+}
+
+void StepBuilder::rope_backward(const Ctx& c) {
+  rope(c, "", Phase::bwd);
+}
+
 void StepBuilder::layer_forward(const Ctx& c) {
   const std::string pre = c.phase == Phase::fwd ? "" : "recompute ";
   norm(c, pre + "attn norm", c.phase);
   column_forward(c, pre + "qkv", qkv_n(), m_.hidden);
   if (m_.mla) mla_up_forward(c, c.phase, pre);
+  rope(c, pre, c.phase);
   attention_forward(c, c.phase);
   row_forward(c, pre + "proj", m_.hidden, proj_k());
   residual_add(c, pre + "attn residual", c.phase);
@@ -183,6 +208,7 @@ void StepBuilder::recompute_selective_op(const Ctx& c) {
   };
   norm(c, pre + "attn norm", Phase::bwd);
   gemm("k gemm", m_.kv_hidden() / t_, m_.hidden);
+  rope(c, pre, Phase::bwd);
   gemm("proj gemm", m_.hidden, m_.hidden / t_);
   residual_add(c, pre + "attn residual", Phase::bwd);
   norm(c, pre + "mlp norm", Phase::bwd);
@@ -206,6 +232,7 @@ void StepBuilder::layer_backward(const Ctx& c, bool with_wgrad) {
   row_backward(c, "proj", m_.hidden, proj_k(), with_wgrad);
   if (p_.recompute == Recompute::selective && recomputes(c)) attention_forward(c, Phase::bwd);
   attention_backward(c);
+  rope_backward(c);
   if (m_.mla) mla_up_backward(c, with_wgrad);
   column_backward(c, "qkv", qkv_n(), m_.hidden, with_wgrad);
   norm_backward(c, "attn norm bwd");

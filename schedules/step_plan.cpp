@@ -178,6 +178,7 @@ MemoryPlan memory_plan(const StepPlan& plan) {
   m.kv_rotation = plan.kv_rotation;
   m.attention_core = plan.attention;
   m.cross_entropy = plan.cross_entropy;
+  m.layer_kernels = plan.layer_kernels;
   m.precision = plan.precision;
   m.layout = plan.layout;
   m.whole_microbatches = plan.num_microbatches_with_partial_activation_checkpoints;

@@ -67,6 +67,9 @@ struct StepPlan {
   AttentionCore attention = AttentionCore::flash;
   // The loss over the head's logits (schedules/cross_entropy.hpp): its passes' bytes and memory.
   CrossEntropy cross_entropy = CrossEntropy::vocab_parallel;
+  // The kernels of the norms, RoPE, the gated activation and grouped-query K/V
+  // (schedules/layer_kernels.hpp): Megatron-Core's fused ones, or PyTorch eager / compiled.
+  LayerKernels layer_kernels = LayerKernels::fused;
   DType dtype = DType::bf16;
   // The linears' low-precision recipe (schedules/precision.hpp): the QKV, projection and MLP GEMMs
   // of every layer (not the embedding or the head) with their casts, amax and scale updates.

@@ -335,15 +335,24 @@ Figures h100_hbm2e() {
   f.memory_tbps = 2.4;
   f.sm_count = 0;  // not published for this part
   f.sources.erase("sm_count");
+  // The BF16 peak of the 500 W part; its other peaks scaled by the same 800 / 989 (a lower
+  // sustained clock on the same tensor cores): FP8 = 2 x BF16 and TF32 = BF16 / 2 per SM and
+  // clock on Hopper (H100 whitepaper), FP64 67 x 800 / 989.
+  constexpr double kClockRatio = 800.0 / 989.0;
+  f.bf16_tflops = 800;
+  f.fp8_tflops = 1600;
+  f.fp32_tflops = 400;
+  f.fp64_tflops = 67 * kClockRatio;
   const char* const torchtitan = "pytorch/torchtitan docs/performance.md (Grand Teton platform)";
   f.sources["memory"] =
       std::string(torchtitan) + ": each H100 has 96GB HBM2e with 2.4 TB/sec peak memory bandwidth";
   f.sources["peak_tflops"] =
-      std::string(torchtitan) +
-      ", footnote 2: an HBM2e-based SXM H100 with lower TDP whose peak is 'between SXM and NVL' "
-      "and not published; the H100 SXM5 datasheet's peaks (dense BF16 989, FP8 1,979 TFLOP/s) are "
-      "kept as its upper bound. The 500 W default power limit is not modelled: no public figure "
-      "for the H100's sustained tensor throughput at 500 W was found";
+      "Yang et al., Context Parallelism for Scalable Million-Token Inference, arXiv 2411.01783, "
+      "App. A: Meta's Grand Teton hosts 'are configured with power limited H100 GPUs (500 Watt) "
+      "with lower memory bandwidth (96 GB HBM2e with 2.4 TB/sec ...), where the BF16 peak for each "
+      "H100 is 800 TF/sec, instead of 989 TF/sec for H100 HBM3 with 700 Watt'. FP8 1,600 and TF32 "
+      "400 TFLOP/s: Hopper's 2x and 1/2 of BF16 per SM and clock (H100 whitepaper); FP64 scaled by "
+      "800 / 989. torchtitan's footnote 2 puts the part 'between SXM and NVL'";
   f.sources["network.nvlink_bus_gbps"] =
       std::string(torchtitan) +
       ": 8 H100 per host fully connected with NVLink; the NVLink generation is not stated, so "

@@ -57,7 +57,8 @@ struct AttentionShape {
 // the call's dtype it moves per element, reads plus writes (2: read x, write y; a backward that
 // reads x and dy and writes dx moves 3); `mask_bytes`: further bytes per element not in the
 // call's dtype: a 1-byte dropout mask written (forward) or read (backward), or the loss's fp32
-// passes over the logits (schedules/cross_entropy.hpp).
+// passes over the logits (schedules/cross_entropy.hpp) or of an eager norm or RoPE
+// (schedules/layer_kernels.hpp).
 struct VectorShape {
   std::int64_t elements = 0;
   std::int32_t operands = 2;
@@ -65,7 +66,7 @@ struct VectorShape {
   bool operator==(const VectorShape&) const = default;
 };
 inline constexpr std::int32_t kMaxVectorOperands = 64;
-inline constexpr std::int32_t kMaxVectorMaskBytes = 64;
+inline constexpr std::int32_t kMaxVectorMaskBytes = 128;
 
 using KernelShape = std::variant<GemmShape, AttentionShape, VectorShape>;
 

@@ -21,6 +21,7 @@
 #include "sim/time.hpp"
 #include "tools/commands.hpp"
 #include "tools/cross_entropy_flag.hpp"
+#include "tools/layer_kernels_flag.hpp"
 #include "tools/memory_report.hpp"
 #include "tools/model_flag.hpp"
 #include "tools/moe_flags.hpp"
@@ -69,6 +70,7 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   j["recompute"] = to_string(p.recompute);
   j["attention"] = to_string(p.attention);
   j["cross_entropy"] = to_string(p.cross_entropy);
+  j["layer_kernels"] = to_string(p.layer_kernels);
   if (p.precision != Precision::bf16) j["precision"] = to_string(p.precision);
   j["distributed_optimizer"] = p.distributed_optimizer;
   if (p.sharding.zero >= 2) j["sharding"] = describe_sharding(p.sharding);
@@ -143,6 +145,7 @@ std::vector<OptionSpec> step_options() {
        "attention core: fused FlashAttention, or QK^T / softmax / dropout / PV over kept s x s "
        "scores as Megatron-LM before FlashAttention (cp 1) [flash]"},
       cross_entropy_option(),
+      layer_kernels_option(),
       {"--distributed-optimizer", "",
        "shard the optimizer over dp x cp: gradient reduce-scatter + parameter all-gather"},
       {"--no-overlap-grad-reduce", "",
@@ -296,6 +299,7 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out, std::
   p.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
   read_cross_entropy(args, p);
+  read_layer_kernels(args, p);
   read_precision(args, out.hardware, p);
   p.sequence_parallel = !args.has("--no-sequence-parallel");
   read_optimizer_and_overlap(args, out.hardware, p);
@@ -404,7 +408,10 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
       to_string(p.schedule), microbatches(p), p.microbatch_size, seq, p.global_batch,
       std::string(to_string(p.recompute)) + micro_level(p),
       std::string(p.attention == AttentionCore::flash ? "" : ", attention materialized") +
-          (p.cross_entropy == CrossEntropy::vocab_parallel ? "" : ", cross entropy torch-fp32"),
+          (p.cross_entropy == CrossEntropy::vocab_parallel ? "" : ", cross entropy torch-fp32") +
+          (p.layer_kernels == LayerKernels::fused
+               ? ""
+               : fmt::format(", layer kernels {}", to_string(p.layer_kernels))),
       p.sequence_parallel ? "" : "no ",
       p.sharding.zero >= 2
           ? "sharding " + describe_sharding(p.sharding)

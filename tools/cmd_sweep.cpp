@@ -25,6 +25,7 @@
 #include "tools/commands.hpp"
 #include "tools/cross_entropy_flag.hpp"
 #include "tools/field_flags.hpp"
+#include "tools/layer_kernels_flag.hpp"
 #include "tools/model_flag.hpp"
 #include "tools/output_file.hpp"
 #include "tools/sharding_flags.hpp"
@@ -179,6 +180,7 @@ std::vector<OptionSpec> sweep_options() {
        "attention core: fused FlashAttention, or QK^T / softmax / dropout / PV over kept s x s "
        "scores as Megatron-LM before FlashAttention (cp 1) [flash]"},
       cross_entropy_option(),
+      layer_kernels_option(),
       {"--distributed-optimizer", "",
        "shard the optimizer state over data-parallel ranks (= --sharding zero1)"},
       {"--no-sequence-parallel", "", "keep activations whole on every TP rank"},
@@ -259,6 +261,7 @@ PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
   base.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
   read_cross_entropy(args, base);
+  read_layer_kernels(args, base);
   read_sweep_sharding(args, defaults, lists);
   lists.precision = enum_list<Precision>(args, "--precision", "bf16", parse_precision,
                                          "bf16, fp8-delayed, fp8-current, fp8-blockwise, mxfp8, "

@@ -13,9 +13,15 @@ bool has(const std::string& words, std::string_view part) {
 }
 
 // The linears' recipe the words name; bf16 for words without FP8 / FP4; nullopt for FP8 words
-// without a recipe.
-std::optional<Precision> recipe_of(const std::string& precision) {
+// without a recipe, but torchtitan's "Float8": its only FP8 recipe of 2024 was torchao's tensorwise
+// dynamic scaling (torchtitan docs/float8.md: "we currently support tensor-wise scaling with
+// dynamic scales"), meshsim's fp8-current.
+std::optional<Precision> recipe_of(const std::string& precision, const std::string& source) {
   const std::string w = published_fields::squeezed(precision);
+  if (source.starts_with("torchtitan") && has(w, "float8") && !has(w, "rowwise") &&
+      !has(w, "mxfp8")) {
+    return Precision::fp8_current;
+  }
   if (has(w, "mxfp8")) return Precision::mxfp8;
   if (has(w, "nvfp4")) return Precision::nvfp4;
   if (!has(w, "fp8") && !has(w, "float8") && !has(w, "fp4")) return Precision::bf16;
@@ -33,11 +39,10 @@ std::optional<SkippedRun> published_software_plan(const PublishedRun& run,
                                                   std::vector<std::string>& notes) {
   std::vector<std::string> reasons;
   if (run.compile) {
-    reasons.emplace_back(
-        "the run used torch.compile, which meshsim does not model (Inductor's fused kernels for "
-        "the non-GEMM operators)");
+    plan.layer_kernels = LayerKernels::torch_compile;
+    notes.emplace_back("layer kernels torch-compile (the run used torch.compile)");
   }
-  const auto recipe = recipe_of(run.precision);
+  const auto recipe = recipe_of(run.precision, run.source);
   if (!recipe) {
     reasons.push_back(
         fmt::format("precision '{}' names FP8 / FP4 linears but not the recipe (delayed, current / "

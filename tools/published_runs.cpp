@@ -345,12 +345,17 @@ std::variant<HardwareProfile, SkippedRun> hardware_for_gpu(std::string_view gpu)
 
 namespace {
 
-// A power cap printed in the GPU name ("… 500W"), noted: the profile's peaks are the datasheet's.
+// A power cap printed in the GPU name ("… 500W"), noted: the profile's peaks are the datasheet's,
+// except h100-hbm2e's, which are those of the 500 W part.
 void note_power_cap(const PublishedRun& run, RunPlan& out) {
   static const std::regex watts(R"((\d+)\s*w\b)");
   std::smatch match;
   const std::string gpu = lower(text(run.cluster, "gpu").value_or(""));
-  if (std::regex_search(gpu, match, watts)) {
+  if (!std::regex_search(gpu, match, watts)) return;
+  if (out.hardware.name == "h100-hbm2e" && match[1].str() == "500") {
+    out.conventions.emplace_back(
+        "power cap 500 W: h100-hbm2e's peaks are the 500 W part's (arXiv 2411.01783, App. A)");
+  } else {
     out.conventions.push_back(fmt::format(
         "power cap {} W in the GPU name not modeled: the profile's peaks are the datasheet's",
         match[1].str()));
@@ -359,7 +364,7 @@ void note_power_cap(const PublishedRun& run, RunPlan& out) {
 
 // What a source's runs implied beyond their fields: Megatron-Core's cuDNN attention on Hopper; the
 // materialized attention and the gradient reduction after the backward of 2021-2022 Megatron-LM;
-// Zero Bubble's materialized attention.
+// torchtitan's PyTorch layer kernels and loss; Zero Bubble's materialized attention.
 void apply_source_conventions(const PublishedRun& run, RunPlan& out) {
   if (out.hardware.attention_kernels.contains("cudnn") &&
       lower(run.source).find("megatron") != std::string::npos) {
@@ -378,11 +383,37 @@ void apply_source_conventions(const PublishedRun& run, RunPlan& out) {
           "gradients reduced after the backward (Megatron-LM of 2021-2022: allreduce_gradients() "
           "after forward_backward)");
     }
+  } else if (run.source.starts_with("torchtitan")) {
+    // torchtitan's Llama code in PyTorch (eager unless the row says torch.compile) and its loss,
+    // F.cross_entropy on fp32-upcast logits (torchtitan/components/loss.py).
+    if (out.plan.layer_kernels == LayerKernels::fused) {
+      out.plan.layer_kernels = LayerKernels::torch_eager;
+      out.conventions.emplace_back("layer kernels torch-eager (torchtitan's model code)");
+    }
+    out.plan.cross_entropy = CrossEntropy::torch_fp32;
+    out.conventions.emplace_back("cross entropy torch-fp32 (torchtitan's loss)");
   } else if (run.source == "zero_bubble") {
     out.plan.attention = AttentionCore::materialized;
     out.conventions.emplace_back(
         "attention materialized (Zero Bubble's activation model sb(34h + 5as), Table 1)");
   }
+}
+
+// torchtitan's pipeline default when the row gives no micro-batch size: as many microbatches as
+// pipeline stages (its --experimental.pipeline_parallel_microbatches: "The default value will be
+// the number of pipeline stages"), i.e. micro_batch = global_batch / (dp x pp).
+json with_source_defaults(const PublishedRun& run, std::vector<std::string>& notes) {
+  json par = run.parallel;
+  if (!run.source.starts_with("torchtitan") || !par.is_object()) return par;
+  const auto pp = count(par, "pp"), dp = count(par, "dp"), gbs = count(par, "global_batch");
+  if (count(par, "micro_batch") || !pp || *pp < 2 || !dp || !gbs) return par;
+  if (*dp < 1 || *gbs % (*dp * *pp) != 0) return par;
+  par["micro_batch"] = *gbs / (*dp * *pp);
+  notes.push_back(fmt::format(
+      "micro_batch = global_batch / (dp x pp) = {} (torchtitan's default: one microbatch per "
+      "pipeline stage)",
+      *gbs / (*dp * *pp)));
+  return par;
 }
 
 }  // namespace
@@ -404,8 +435,9 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
   if (const auto gpn = count(run.cluster, "gpus_per_node")) {
     out.hardware.gpus_per_node = static_cast<int>(*gpn);
   }
+  const json parallel = with_source_defaults(run, out.conventions);
   if (auto skipped =
-          fill_plan(run.parallel, run.cluster, out.model.layers, out.plan, out.conventions)) {
+          fill_plan(parallel, run.cluster, out.model.layers, out.plan, out.conventions)) {
     return *skipped;
   }
   if (auto skipped = published_moe_plan(run.parallel, out.model, out.plan, out.conventions)) {

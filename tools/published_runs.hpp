@@ -61,6 +61,10 @@
 //            family (Hopper): Transformer Engine's cuDNN fused attention ("when both are
 //            applicable, Transformer Engine prefers cuDNN flash attention on Hopper+", NVIDIA
 //            NeMo docs, memory_optimizations.rst).
+//   kernels  torchtitan's rows (sources torchtitan*): `--layer-kernels torch-eager` (its Llama
+//            model code in PyTorch eager mode; torch-compile when the row says compile) and
+//            `--cross-entropy torch-fp32` (its loss); every other source: Megatron-style fused
+//            kernels and the vocab-parallel loss (schedules/layer_kernels.hpp).
 #include <cstdint>
 #include <optional>
 #include <string>

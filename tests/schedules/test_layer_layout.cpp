@@ -153,7 +153,7 @@ TEST_CASE("layer layout: memory per stage follows the layers") {
 }
 
 TEST_CASE("layer layout: step time with unit op times (tp 2, pp 2, 1F1B, 8 microbatches)") {
-  // Every kernel 1 us, communication free; per layer 10 forward and 14 backward kernels (tp 2,
+  // Every kernel 1 us, communication free; per layer 11 forward and 15 backward kernels (tp 2,
   // test_training_step's count), the first stage adds the embedding (1 forward, 1 gradient), the
   // last the final norm, head and loss (3 forward, 3 backward); per rank the grad-buffer memset
   // first, the grad norm and the optimizer last (1 each).
@@ -164,12 +164,12 @@ TEST_CASE("layer layout: step time with unit op times (tp 2, pp 2, 1F1B, 8 micro
   p.global_batch = 8;
   const int gpn = load_hardware("h100-sxm").gpus_per_node;
   // Layers {2, 0}: rank 0 is the bottleneck and never waits (rank 1 needs 3 + 3 us per
-  // microbatch): memset 1 + 8 x (F 1 + 20, B 28 + 1) + grad norm 1 + optimizer 1 = 403 us.
+  // microbatch): memset 1 + 8 x (F 1 + 22, B 30 + 1) + grad norm 1 + optimizer 1 = 435 us.
   p.layout = listed({2, 0});
-  CHECK(unit_makespan(build_training_step(m, p, gpn)) == 403000);
+  CHECK(unit_makespan(build_training_step(m, p, gpn)) == 435000);
   // Layers {0, 2}: rank 1 busy from its first input at 2 us (rank 0's memset and embedding):
-  // 8 x (F 20 + 3, B 3 + 28) = 432 us, then rank 0's last embedding gradient, grad norm and
-  // optimizer: 2 + 432 + 1 + 1 + 1 = 437 us.
+  // 8 x (F 22 + 3, B 3 + 30) = 464 us, then rank 0's last embedding gradient, grad norm and
+  // optimizer: 2 + 464 + 1 + 1 + 1 = 469 us.
   p.layout = listed({0, 2});
-  CHECK(unit_makespan(build_training_step(m, p, gpn)) == 437000);
+  CHECK(unit_makespan(build_training_step(m, p, gpn)) == 469000);
 }

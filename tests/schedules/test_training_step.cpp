@@ -60,23 +60,23 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
   StepPlan p = plan_of(2, 1, 1, 1, 1);
   const HardwareProfile hw = load_hardware("h100-sxm");
   {
-    // Sequence parallel. Forward: norm, qkv gemm, attention, proj gemm, residual add, norm, up
-    // gemm, activation, down gemm, residual add = 10 kernels (4 gemms); all-gather before qkv and
-    // up, reduce-scatter after proj and down = 4 collectives.
+    // Sequence parallel. Forward: norm, qkv gemm, RoPE, attention, proj gemm, residual add, norm,
+    // up gemm, activation, down gemm, residual add = 11 kernels (4 gemms); all-gather before qkv
+    // and up, reduce-scatter after proj and down = 4 collectives.
     const Program prog = build_training_step(m, p, hw.gpus_per_node);
     Counts f = count(prog, 0, 0, Phase::fwd);
-    CHECK(f.compute == 10);
+    CHECK(f.compute == 11);
     CHECK(f.by_kind["accumulate"] == 2);
     CHECK(f.by_kind["gemm"] == 4);
     CHECK(f.by_kind["attention_fwd"] == 1);
     CHECK(f.by_kind["all_gather"] == 2);
     CHECK(f.by_kind["reduce_scatter"] == 2);
     CHECK(f.comm == 4);
-    // Backward: 4 x (dgrad + wgrad) gemms, activation bwd, 2 norm bwd, attention bwd, 2 residual
-    // grads (no dropout in tiny) = 14 kernels; row layers all-gather dy (2), column layers
-    // all-gather x and reduce-scatter dx (2 + 2) = 6 collectives.
+    // Backward: 4 x (dgrad + wgrad) gemms, activation bwd, 2 norm bwd, attention bwd, RoPE bwd,
+    // 2 residual grads (no dropout in tiny) = 15 kernels; row layers all-gather dy (2), column
+    // layers all-gather x and reduce-scatter dx (2 + 2) = 6 collectives.
     Counts b = count(prog, 0, 0, Phase::bwd);
-    CHECK(b.compute == 14);
+    CHECK(b.compute == 15);
     CHECK(b.by_kind["gemm"] == 8);
     CHECK(b.by_kind["attention_bwd"] == 1);
     CHECK(b.by_kind["all_gather"] == 4);
@@ -85,10 +85,10 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
     // Whole rank: + embedding, final norm, head gemm, loss (fwd); head dgrad + wgrad with its
     // all-gather and reduce-scatter, final norm bwd, embedding grad (bwd); grad-buffer memset,
     // grad norm and optimizer:
-    // 10 + 4 + 14 + 6 + 4 + 1 (head AG fwd) + 2 + 2 + 1 + 1 + 3 = 48 ops, no p2p (pp 1), no DP.
+    // 11 + 4 + 15 + 6 + 4 + 1 (head AG fwd) + 2 + 2 + 1 + 1 + 3 = 50 ops, no p2p (pp 1), no DP.
     int total = 0;
     for (const Op& op : prog.ops) total += op.rank == 0 ? 1 : 0;
-    CHECK(total == 48);
+    CHECK(total == 50);
     // GEMM shapes: qkv n = (h + 2 h_kv) / t = (64 + 2 x 32) / 2 = 64, up n = 2f / t = 128.
     int qkv = 0, up = 0;
     for (const Op& op : prog.ops) {
@@ -99,7 +99,7 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
     }
     CHECK(qkv == 64);
     CHECK(up == 128);
-    // Folded TP builds rank 0 only; unfolded, rank 1 runs the same 48 ops.
+    // Folded TP builds rank 0 only; unfolded, rank 1 runs the same 50 ops.
     CHECK(
         std::none_of(prog.ops.begin(), prog.ops.end(), [](const Op& op) { return op.rank == 1; }));
     StepPlan unfolded = p;
@@ -108,7 +108,7 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
     for (int r : {0, 1}) {
       CAPTURE(r);
       CHECK(std::count_if(all.ops.begin(), all.ops.end(),
-                          [r](const Op& op) { return op.rank == r; }) == 48);
+                          [r](const Op& op) { return op.rank == r; }) == 50);
     }
   }
   {
@@ -124,15 +124,15 @@ TEST_CASE("training step: ops of one layer, tp 2, pp 1, cp 1, by hand") {
     CHECK(b.by_kind["all_reduce"] == 2);
   }
   {
-    // Full recompute: the layer's forward again (10 kernels, 4 collectives) before its backward.
+    // Full recompute: the layer's forward again (11 kernels, 4 collectives) before its backward.
     p.sequence_parallel = true;
     p.recompute = Recompute::full;
     Counts b = count(build_training_step(m, p, hw.gpus_per_node), 0, 0, Phase::bwd);
-    CHECK(b.compute == 14 + 10);
+    CHECK(b.compute == 15 + 11);
     CHECK(b.comm == 6 + 4);
     p.recompute = Recompute::selective;  // the attention core only
     Counts s = count(build_training_step(m, p, hw.gpus_per_node), 0, 0, Phase::bwd);
-    CHECK(s.compute == 14 + 1);
+    CHECK(s.compute == 15 + 1);
     CHECK(s.by_kind["attention_fwd"] == 1);
   }
 }
@@ -158,9 +158,10 @@ TEST_CASE("training step: step time with unit compute and free communication, tp
   // Two layers over pp 2 (one per stage), one microbatch, 1F1B: every kernel 1 us, every
   // transfer and collective 0. The step is the chain
   //   memset(stage 0) + F(stage 0) + F(stage 1) + B(stage 1) + B(stage 0) + grad norm and
-  //   optimizer(stage 0) = 1 + (1 embedding + 10) + (10 + final norm + head + loss) + (head dgrad
-  //   + wgrad + final norm bwd + 14) + (14 + embedding grad) + 2 = 1 + 11 + 13 + 17 + 15 + 2
-  //   = 59 kernels -> 59 us (stage 1's memset runs while stage 0 works).
+  //   optimizer(stage 0) = 1 + (1 embedding + 11) + (11 + final norm + head + loss) + (head dgrad
+  //   + wgrad + final norm bwd + 15) + (15 + embedding grad) + 2 = 1 + 12 + 14 + 18 + 16 + 2
+  //   = 63 kernels -> 63 us (stage 1's memset runs while stage 0 works); a layer's 11 forward
+  //   and 15 backward kernels as counted in the test above.
   const TransformerModel m = tiny(2);
   const StepPlan p = plan_of(2, 2, 1, 1, 1);
   const Program prog = build_training_step(m, p, load_hardware("h100-sxm").gpus_per_node);
@@ -171,7 +172,7 @@ TEST_CASE("training step: step time with unit compute and free communication, tp
   for (auto& c : d.collectives) c = 0;
   d.comm_interference = 1.0;
   const Timeline tl = simulate(prog, plan, d);
-  CHECK(tl.makespan == 59000);
+  CHECK(tl.makespan == 63000);
 }
 
 TEST_CASE("training step: plan rejections name the rule") {

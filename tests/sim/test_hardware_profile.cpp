@@ -103,15 +103,17 @@ TEST_CASE("hardware profile: built-ins carry the public figures") {
   CHECK(h200.memory_bytes == doctest::Approx(141e9));
 
   // H100 of torchtitan's Grand Teton hosts (pytorch/torchtitan docs/performance.md): 96 GB
-  // HBM2e at 2.4 TB/s, 400 Gb/s per GPU; the SXM5 peaks kept as an upper bound (its own peak is
-  // not published), the 500 W power limit not modelled.
+  // HBM2e at 2.4 TB/s, 400 Gb/s per GPU; the 500 W part's BF16 peak 800 TFLOP/s (arXiv
+  // 2411.01783, App. A), FP8 twice that, TF32 half (Hopper's ratios).
   const auto hbm2e = meshsim::load_hardware("h100-hbm2e");
   CHECK(hbm2e.memory_bytes == doctest::Approx(96e9));
   CHECK(hbm2e.memory_bw == doctest::Approx(2.4e12));
-  CHECK(hbm2e.peak_flops == h.peak_flops);
+  CHECK(hbm2e.peak_flops[0] == doctest::Approx(800e12));  // bf16
+  CHECK(hbm2e.peak_flops[2] == doctest::Approx(400e12));  // fp32
+  CHECK(hbm2e.fp8_flops == doctest::Approx(1600e12));
   CHECK(hbm2e.network.nic_bw == h.network.nic_bw);
   CHECK(hbm2e.sources.at("memory").find("2.4 TB/sec") != std::string::npos);
-  CHECK(hbm2e.sources.at("peak_tflops").find("500 W default power limit is not modelled") !=
+  CHECK(hbm2e.sources.at("peak_tflops").find("BF16 peak for each H100 is 800 TF/sec") !=
         std::string::npos);
 
   // H800: H100's compute and memory, 8 of its 18 NVLink links (8 x 20.6 GB/s), no NVLS.

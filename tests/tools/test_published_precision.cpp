@@ -2,6 +2,7 @@
 // test-only rows of tests/tools/data/fsdp_runs.json (measured values invented for the test).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <variant>
 
@@ -35,20 +36,30 @@ Precision precision_of(const json& r) {
   return std::get<RunPlan>(p).plan.precision;
 }
 
+LayerKernels kernels_of(const json& r) {
+  const auto p = plan(r);
+  REQUIRE(std::holds_alternative<RunPlan>(p));
+  return std::get<RunPlan>(p).plan.layer_kernels;
+}
+
 }  // namespace
 
-TEST_CASE("published precision: a run with torch.compile is skipped, with FP8 words named too") {
-  CHECK(skipped(row("fsdp-test-004")) ==
-        "the run used torch.compile, which meshsim does not model (Inductor's fused kernels for "
-        "the non-GEMM operators)");
-  // Float8 without its scaling recipe, and compiled: both reasons.
-  const std::string both = skipped(row("fsdp-test-005"));
-  CHECK(both.starts_with("the run used torch.compile"));
-  CHECK(both.find("; precision 'BF16 + Float8 linears' names FP8 / FP4 linears but not the "
-                  "recipe") != std::string::npos);
+TEST_CASE("published precision: a run with torch.compile runs Inductor's fused layer kernels") {
+  const auto p = plan(row("fsdp-test-004"));
+  REQUIRE(std::holds_alternative<RunPlan>(p));
+  const RunPlan& run = std::get<RunPlan>(p);
+  CHECK(run.plan.layer_kernels == LayerKernels::torch_compile);
+  CHECK(std::find(run.conventions.begin(), run.conventions.end(),
+                  "layer kernels torch-compile (the run used torch.compile)") !=
+        run.conventions.end());
+  // Float8 without its scaling recipe is still skipped, compiled or not.
+  CHECK(skipped(row("fsdp-test-005")) ==
+        "precision 'BF16 + Float8 linears' names FP8 / FP4 linears but not the recipe (delayed, "
+        "current / tensorwise, blockwise, MXFP8, NVFP4)");
   json r = row("fsdp-test-004");
   r["compile"] = false;
   CHECK(precision_of(r) == Precision::bf16);
+  CHECK(kernels_of(r) == LayerKernels::fused);  // not a torchtitan source: Megatron-style
   r["compile"] = nullptr;
   CHECK(precision_of(r) == Precision::bf16);
   r["compile"] = "yes";
@@ -72,6 +83,16 @@ TEST_CASE("published precision: FP8 words map to a recipe only where they name i
   }
   r["precision"] = "FP8";
   CHECK(skipped(r).starts_with("precision 'FP8' names FP8 / FP4 linears but not the recipe"));
+  // torchtitan's "Float8" is its one 2024 recipe, tensorwise dynamic scaling (docs/float8.md);
+  // its rows also run its eager model code and loss.
+  json titan = row("fsdp-test-005");
+  titan["compile"] = false;
+  titan["source"]["id"] = "torchtitan_h100_2024";
+  CHECK(precision_of(titan) == Precision::fp8_current);
+  CHECK(kernels_of(titan) == LayerKernels::torch_eager);
+  CHECK(std::get<RunPlan>(plan(titan)).plan.cross_entropy == CrossEntropy::torch_fp32);
+  titan["compile"] = true;
+  CHECK(kernels_of(titan) == LayerKernels::torch_compile);
   // A recipe the GPU has no tensor cores for (A100: no FP8).
   r["precision"] = "FP8-CS";
   r["cluster"]["gpu"] = "A100-SXM4-80GB";

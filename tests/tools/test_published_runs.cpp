@@ -129,14 +129,21 @@ TEST_CASE("published runs: a mesh that does not multiply to the GPUs printed is 
                        "field 'sp': expected true, false or null, got \"yes\"", InputError);
 }
 
-TEST_CASE("published runs: a power cap in the GPU name is stated as not modeled") {
+TEST_CASE("published runs: a power cap in the GPU name is stated, modelled only by h100-hbm2e") {
   json row = table5_row();
   row["cluster"]["gpu"] = "H100 (96GB HBM2e, 500W)";
   const RunPlan p = planned(row);
   CHECK(p.hardware.memory_bytes == 96e9);
+  CHECK(p.hardware.name == "h100-hbm2e");
   CHECK(std::find(p.conventions.begin(), p.conventions.end(),
-                  "power cap 500 W in the GPU name not modeled: the profile's peaks are the "
-                  "datasheet's") != p.conventions.end());
+                  "power cap 500 W: h100-hbm2e's peaks are the 500 W part's (arXiv 2411.01783, "
+                  "App. A)") != p.conventions.end());
+  row["cluster"]["gpu"] = "H100 SXM5 80GB 600W";
+  const RunPlan q = planned(row);
+  CHECK(q.hardware.name == "h100-sxm");
+  CHECK(std::find(q.conventions.begin(), q.conventions.end(),
+                  "power cap 600 W in the GPU name not modeled: the profile's peaks are the "
+                  "datasheet's") != q.conventions.end());
 }
 
 TEST_CASE(
