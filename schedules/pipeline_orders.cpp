@@ -101,6 +101,14 @@ void check_interleaved(const PipelineShape& shape) {
         fmt::format("`group_size` must be at least 1, or 0 for the default (`stages`) (got {})",
                     shape.group_size));
   }
+  if (shape.group_size == 0 && m < p) {
+    throw InputError(fmt::format(
+        "`microbatches` {} must be at least `stages` {} for `schedule` interleaved: Megatron's "
+        "rule "
+        "p <= g <= m with the default `group_size` g = p (a group cannot hold more microbatches "
+        "than there are)",
+        m, p));
+  }
   const int g = group_size_of(shape);
   if (g < p || g > m) {
     throw InputError(fmt::format(

@@ -996,7 +996,10 @@ TEST_CASE("pipeline shape checks name the flag and the rule") {
   rejects(shape_of(PipelineSchedule::interleaved, 1, 8, 2), "`stages` must be at least 2");
   rejects(shape_of(PipelineSchedule::interleaved, 4, 8, 2, 3), "p <= g <= m");
   rejects(shape_of(PipelineSchedule::interleaved, 4, 8, 2, 9), "p <= g <= m");
-  rejects(shape_of(PipelineSchedule::interleaved, 4, 3, 2), "`group_size` 4 must lie in");
+  // Fewer microbatches than stages: the count is named when the group size is the default (p),
+  // the group when it was given.
+  rejects(shape_of(PipelineSchedule::interleaved, 4, 3, 2), "`microbatches` 3 must be at least");
+  rejects(shape_of(PipelineSchedule::interleaved, 4, 3, 2, 4), "`group_size` 4 must lie in");
   rejects(shape_of(PipelineSchedule::interleaved, 4, 10, 2), "m mod g = 0 or m mod g >= p");
   rejects(shape_of(PipelineSchedule::interleaved, 4, 10, 2, -1), "`group_size` must be at least");
   // DualPipeV: m >= 2p.
