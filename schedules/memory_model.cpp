@@ -276,6 +276,10 @@ ActivationTerms activation_terms(const TransformerModel& m, const MemoryPlan& pl
   const double logits = s * b * dbl(m.vocab) / t;
   terms.output_extra =
       2 * e * sbh / sp + cross_entropy_saved_bytes_per_logit(plan.cross_entropy) * logits;
+  // Each MTP module (schedules/step_mtp.cpp) keeps its layer (as stored; an MoE layer's excess in
+  // stage_chunks), the inputs of enorm, hnorm and of eh_proj (2h wide) and, as the main head,
+  // its final norm's and head's inputs and the loss's fp32 logits.
+  terms.output_extra += m.mtp_layers * (terms.layer_stored + 4 * e * sbh / sp + terms.output_extra);
   terms.loss_working = cross_entropy_working_bytes_per_logit(plan.cross_entropy) * logits;
   terms.kv_rank = 2 * b * s * kv / t * e;
   if (plan.cp > 1) {
@@ -333,11 +337,34 @@ std::pair<double, double> stage_chunks(const StageContext& x, StageMemory& st,
       st.output_head = true;
       chunk += x.terms.output_extra;
       chunk_whole += x.terms.output_extra;
+      for (int k = 0; k < x.model.mtp_layers; ++k) {
+        if (!is_moe_layer(x.model, x.model.layers + k)) continue;
+        chunk += x.moe.activation_delta;
+        chunk_whole += x.moe.activation_delta;
+      }
     }
     largest_chunk = std::max(largest_chunk, chunk);
     largest_whole = std::max(largest_whole, chunk_whole);
   }
   return {largest_chunk, largest_whole};
+}
+
+// The MTP modules on the last stage (schedules/step_mtp.cpp), each its own FSDP unit: enorm,
+// hnorm and its final norm (h each), the 2h x h projection / t and its layer (an MoE layer's
+// local experts counted as experts).
+void add_mtp_parameters(const StageContext& x, StageMemory& st, std::vector<std::int64_t>& units) {
+  const std::int64_t h = x.model.hidden;
+  for (int k = 0; k < x.model.mtp_layers; ++k) {
+    std::int64_t n = 3 * h + 2 * h * h / x.plan.tp;
+    if (is_moe_layer(x.model, x.model.layers + k)) {
+      n += x.moe.moe_layer_params + x.moe.expert_params;
+      st.expert_parameters += x.moe.expert_params;
+    } else {
+      n += x.layer_params;
+    }
+    st.parameters += n;
+    units.push_back(n);
+  }
 }
 
 StageMemory stage_memory(const StageContext& x, int rank, int inflight) {
@@ -358,6 +385,7 @@ StageMemory stage_memory(const StageContext& x, int rank, int inflight) {
     // stage when it is not also the first.
     if (!x.model.tied_embeddings || !st.embedding) st.parameters += x.word_embedding;
     units.push_back(st.parameters - before);
+    add_mtp_parameters(x, st, units);
   }
   fill_state(st, plan, units, x.optimizer_shards);
   st.quantized_weights = quantized_weight_bytes(x.model, plan, st.chunk_layers);

@@ -189,7 +189,7 @@ struct ActivationTerms {
   double layer_stored = 0;     // one layer as stored under the plan's recompute choice
   double layer_working = 0;    // transient, once per rank: recomputed layer (full) or core (sel.)
   double embedding_extra = 0;  // first global stage, per in-flight microbatch
-  double output_extra = 0;     // last global stage, per in-flight microbatch
+  double output_extra = 0;     // last global stage, per in-flight microbatch (MTP included)
   double loss_working = 0;     // last global stage: the loss backward's transient, once
   double kv_rank = 0;     // KV_r = 2·b·s·(kv_heads/t)·d·e: one rank's K and V of one layer
   double cp_buffers = 0;  // cp > 1: p2p/alltoall 2·KV_r (received + arriving), allgather

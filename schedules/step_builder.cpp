@@ -264,6 +264,7 @@ OpId StepBuilder::forward_pass(int stage, int mb, int chunk) {
     kernel("loss", Phase::fwd, -1, mb, chunk, KernelKind::loss,
            VectorShape{tokens_ * vocab_shard_, 2,
                        cross_entropy_fp32_bytes_per_logit(p_.cross_entropy)});
+    mtp_forward(c);
   }
   // The activation is complete once the last TP reduction is (the send waits for it).
   // The activation is complete once the last TP reduction is (the send waits for it).
@@ -276,6 +277,7 @@ OpId StepBuilder::weight_grad_pass(int stage, int mb, int chunk, bool final_wgra
   GradientBuckets b = buckets_for(stage);
   Ctx c{-1, mb, chunk, Phase::bwd};
   if (last_stage) {
+    mtp_wgrad(c);
     c.layer = -1;
     column_wgrad(c, "head", vocab_shard_, m_.hidden);
     if (final_wgrad) b.add(head_params_);
@@ -306,6 +308,8 @@ OpId StepBuilder::backward_pass(int stage, int mb, int chunk, bool with_wgrad, b
   if (last_stage) {
     c.layer = -1;
     gather_unit(c, stage, head_unit(stage), -1);
+    mtp_backward(c, with_wgrad);
+    c.layer = -1;
     column_backward(c, "head", vocab_shard_, m_.hidden, with_wgrad);
     norm_backward(c, "final norm bwd");
     if (final_wgrad) b.add(head_params_);

@@ -79,6 +79,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
     head_params_ = (model.tied_embeddings ? 0 : vocab_shard * model.hidden) + pc.final_norm;
     vocab_shard_ = vocab_shard;
     moe_setup();
+    // The MTP modules' dense parameters go with the head's: its FSDP unit and gradient bucket.
+    for (int k = 0; k < model.mtp_layers; ++k) head_params_ += mtp_module_params(k);
   }
 
   static std::string describe(const TransformerModel& m, const StepPlan& p);
@@ -288,6 +290,17 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   void recompute_selective_op(const Ctx& c);
 
   void layer_wgrad(const Ctx& c);
+
+  // ---- multi-token prediction (step_mtp.cpp) ----------------------------------------------------
+  // The MTP modules on the last stage, after the head: forward, backward (B, or B + W) and W.
+  void mtp_forward(Ctx c);
+  void mtp_backward(Ctx c, bool with_wgrad);
+  void mtp_wgrad(Ctx c);
+  // Module k's parameters on a TP rank, experts apart: enorm, hnorm and its final norm (h each),
+  // the 2h x h projection / t and its layer (layer index layers + k).
+  std::int64_t mtp_module_params(int k) const {
+    return 3 * m_.hidden + 2 * m_.hidden * m_.hidden / t_ + layer_params(m_.layers + k);
+  }
 
   // ---- MoE layers and MLA (step_moe.cpp) --------------------------------------------------------
   void moe_setup();

@@ -346,6 +346,9 @@ void StepBuilder::reduce_expert_grads(int stage, int mb, int chunk) {
   for (int l = first_layer(stage); l < first_layer(stage) + layer_count(stage); ++l) {
     params += expert_params(l);
   }
+  if (stage + 1 == stages_) {
+    for (int k = 0; k < m_.mtp_layers; ++k) params += expert_params(m_.layers + k);
+  }
   if (params == 0) return;
   const bool dist = p_.distributed_optimizer;
   std::vector<OpId> deps;

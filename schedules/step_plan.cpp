@@ -108,7 +108,8 @@ std::int64_t estimated_ops(const TransformerModel& model, const StepPlan& plan, 
                                  (plan.attention == AttentionCore::materialized ? 12 : 0) +
                                  (plan.precision != Precision::bf16 ? 48 : 0) +
                                  (plan.tp_comm_overlap ? 12 * std::int64_t{plan.tp} + 24 : 0);
-  const std::int64_t layers_per_rank = max_layers_per_rank(model, plan);
+  // The last rank also runs the MTP modules (schedules/step_mtp.cpp), a layer each.
+  const std::int64_t layers_per_rank = max_layers_per_rank(model, plan) + model.mtp_layers;
   // An MoE layer adds: router, top-k, aux loss, permutes, up to 8 dispatcher collectives forward
   // and backward, 6 GEMMs per local expert (up, down; dgrad, wgrad of each), shared experts.
   const std::int64_t moe_ops =
