@@ -297,6 +297,9 @@ struct StageContext {
   const MemoryPlan& plan;
   PipelineShape shape;
   int chunks = 1, n = 1;  // chunks per rank, global stages
+  // Each rank's pipeline order, when the estimate follows it (activations held action by action);
+  // null: every in-flight chunk-activation counted as the rank's largest.
+  const std::vector<std::vector<PipeAction>>* orders = nullptr;
   ActivationTerms terms{};
   std::int64_t layer_params = 0;
   ParameterCount full{};
@@ -307,12 +310,17 @@ struct StageContext {
   const LayerSplit& split;
 };
 
+struct ChunkActivations {
+  double largest = 0, largest_whole = 0;  // the largest chunk's, as stored and whole
+  std::vector<double> stored;             // each local chunk's, as stored
+};
+
 // Rank st.rank's chunks: their layers and parameters, its FSDP units (each layer; the embedding,
-// final norm and head are added by stage_memory), and the largest chunk's activations, as stored
-// and whole (without recompute).
-std::pair<double, double> stage_chunks(const StageContext& x, StageMemory& st,
-                                       std::vector<std::int64_t>& units) {
-  double largest_chunk = 0, largest_whole = 0;
+// final norm and head are added by stage_memory), and their activations, as stored and whole
+// (without recompute).
+ChunkActivations stage_chunks(const StageContext& x, StageMemory& st,
+                              std::vector<std::int64_t>& units) {
+  ChunkActivations out;
   for (int c = 0; c < x.chunks; ++c) {
     const int g = global_stage(x.shape, st.rank, c);
     const auto gi = static_cast<std::size_t>(g);
@@ -343,10 +351,35 @@ std::pair<double, double> stage_chunks(const StageContext& x, StageMemory& st,
         chunk_whole += x.moe.activation_delta;
       }
     }
-    largest_chunk = std::max(largest_chunk, chunk);
-    largest_whole = std::max(largest_whole, chunk_whole);
+    out.largest = std::max(out.largest, chunk);
+    out.largest_whole = std::max(out.largest_whole, chunk_whole);
+    out.stored.push_back(chunk);
   }
-  return {largest_chunk, largest_whole};
+  return out;
+}
+
+// The most activation bytes a rank holds along its pipeline order: a forward of local chunk c
+// keeps chunk c's activations until its backward (B, or B + W) releases them, as peak_inflight
+// counts them; an overlapped pair's forward keeps its chunk's and its backward releases the pair
+// chunk's. Counted per chunk, so that a rank with one chunk gives inflight x its activations.
+double peak_held(const std::vector<PipeAction>& actions, const std::vector<double>& stored) {
+  std::vector<int> held(stored.size(), 0);
+  double peak = 0;
+  for (const PipeAction& a : actions) {
+    const bool forward = a.work == PipeWork::forward || a.work == PipeWork::forward_backward;
+    if (forward) {
+      ++held[static_cast<std::size_t>(a.chunk)];
+      double now = 0;
+      for (std::size_t c = 0; c < stored.size(); ++c) now += held[c] * stored[c];
+      peak = std::max(peak, now);
+    }
+    if (a.work == PipeWork::backward || a.work == PipeWork::input_grad) {
+      --held[static_cast<std::size_t>(a.chunk)];
+    } else if (a.work == PipeWork::forward_backward) {
+      --held[static_cast<std::size_t>(a.pair_chunk)];
+    }
+  }
+  return peak;
 }
 
 // The MTP modules on the last stage (schedules/step_mtp.cpp), each its own FSDP unit: enorm,
@@ -373,7 +406,7 @@ StageMemory stage_memory(const StageContext& x, int rank, int inflight) {
   st.rank = rank;
   st.inflight = inflight;
   std::vector<std::int64_t> units;  // FSDP units: embedding, each layer, final norm + head
-  const auto [largest_chunk, largest_whole] = stage_chunks(x, st, units);
+  const ChunkActivations chunks = stage_chunks(x, st, units);
   if (st.embedding) {
     st.parameters += x.word_embedding + x.positions;
     units.push_back(x.word_embedding + x.positions);
@@ -401,8 +434,13 @@ StageMemory stage_memory(const StageContext& x, int rank, int inflight) {
   const int whole = plan.recompute != Recompute::none && plan.whole_microbatches
                         ? std::min(*plan.whole_microbatches, st.inflight)
                         : 0;
-  st.activations = whole == 0 ? st.inflight * largest_chunk
-                              : whole * largest_whole + (st.inflight - whole) * largest_chunk;
+  if (whole == 0) {
+    st.activations = x.orders != nullptr
+                         ? peak_held((*x.orders)[static_cast<std::size_t>(rank)], chunks.stored)
+                         : st.inflight * chunks.largest;
+  } else {
+    st.activations = whole * chunks.largest_whole + (st.inflight - whole) * chunks.largest;
+  }
   st.recompute_working = whole < st.inflight ? x.terms.layer_working : 0;
   st.loss_working = st.output_head ? x.terms.loss_working : 0;
   st.cp_buffers = x.terms.cp_buffers;
@@ -412,8 +450,12 @@ StageMemory stage_memory(const StageContext& x, int rank, int inflight) {
 
 }  // namespace
 
-MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& plan,
-                               std::span<const int> inflight, const HardwareProfile& hardware) {
+namespace {
+
+MemoryEstimate estimate(const TransformerModel& model, const MemoryPlan& plan,
+                        std::span<const int> inflight,
+                        const std::vector<std::vector<PipeAction>>* orders,
+                        const HardwareProfile& hardware) {
   check_memory_plan(model, plan);
   MESHSIM_CHECK(inflight.size() == static_cast<std::size_t>(plan.pp),
                 "estimate_memory: one in-flight count per pipeline rank");
@@ -424,6 +466,7 @@ MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& 
   StageContext x{.model = model, .plan = plan, .shape = shape, .split = est.split};
   x.chunks = chunks_of(shape);
   x.n = plan.pp * x.chunks;
+  x.orders = orders;
   x.terms = activation_terms(model, plan);
   x.layer_params = layer_parameters_tp(model, t);
   x.full = count_parameters(model);
@@ -448,13 +491,21 @@ MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& 
   return est;
 }
 
+}  // namespace
+
+MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& plan,
+                               std::span<const int> inflight, const HardwareProfile& hardware) {
+  return estimate(model, plan, inflight, nullptr, hardware);
+}
+
 MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& plan,
                                const HardwareProfile& hardware) {
   check_memory_plan(model, plan);
   const PipelineShape shape = plan_shape(plan);
   check_pipeline_shape(shape);
-  const std::vector<int> inflight = peak_inflight(shape);
-  return estimate_memory(model, plan, inflight, hardware);
+  const auto orders = pipeline_orders(shape);
+  const std::vector<int> inflight = peak_inflight(orders);
+  return estimate(model, plan, inflight, &orders, hardware);
 }
 
 json to_json(const MemoryEstimate& est) {

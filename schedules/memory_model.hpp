@@ -211,8 +211,10 @@ struct StageMemory {
   double weights = 0;                  // parameters x param_bytes
   double gradients = 0;                // parameters x grad_bytes
   double optimizer = 0;                // parameters x optimizer_bytes (/ (dp·cp) distributed)
-  // inflight x the largest chunk's activations (exact for v = 1); with micro-batch-level
-  // recompute w = min(N, inflight) of them whole (no recompute) and the rest as recomputed:
+  // The most the rank holds along its pipeline order, each in-flight chunk-activation at its own
+  // chunk's size (estimate_memory from a plan; inflight x the chunk for v = 1); given only the
+  // in-flight counts, inflight x the largest chunk's. With micro-batch-level recompute
+  // w = min(N, inflight) of them whole (no recompute) and the rest as recomputed:
   // w x largest chunk without recompute + (inflight - w) x largest chunk as stored.
   double activations = 0;
   double recompute_working = 0;  // ActivationTerms::layer_working (0 when nothing recomputes)

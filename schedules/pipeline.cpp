@@ -229,7 +229,10 @@ void check_pipeline_config(const PipelineConfig& c) {
 }
 
 std::vector<int> peak_inflight(const PipelineShape& shape) {
-  const auto orders = pipeline_orders(shape);
+  return peak_inflight(pipeline_orders(shape));
+}
+
+std::vector<int> peak_inflight(const std::vector<std::vector<PipeAction>>& orders) {
   std::vector<int> peaks;
   for (const auto& actions : orders) {
     int held = 0, peak = 0;

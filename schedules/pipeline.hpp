@@ -72,6 +72,8 @@ std::string pipeline_slot_name(std::string_view tensor, int chunk, int microbatc
 // Most forward chunk-activations a rank holds at once in the schedule's order (a forward adds one;
 // its input gradient, alone or inside a full backward, releases it).
 std::vector<int> peak_inflight(const PipelineShape& shape);
+// The same over each rank's order (pipeline_orders).
+std::vector<int> peak_inflight(const std::vector<std::vector<PipeAction>>& orders);
 
 Program build_pipeline(const PipelineConfig& config);
 

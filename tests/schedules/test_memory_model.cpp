@@ -267,6 +267,30 @@ TEST_CASE("memory model: interleaved and V schedules place the embedding and the
                                       32 * count_parameters(m).per_layer);
 }
 
+TEST_CASE("memory model: interleaved ranks hold what their order holds, chunk by chunk") {
+  // 4 layers, p = 2, v = 2, m = 2 (g = 2): one layer per chunk; rank 1's chunk 1 is the last
+  // global stage (the head's output_extra). Rank 1's order: warm-up (v - 1)·g + 2(p - r - 1) = 2
+  // forwards of chunk 0, then F(0, c1) B(0, c1) F(1, c1) B(1, c1) B(0, c0) B(1, c0): at most two
+  // chunk-0 and one chunk-1 activation at once (inflight 3), 2·A0 + A1, where counting every
+  // in-flight chunk as the largest would give 3·A1.
+  const TransformerModel m = paper_model();
+  MemoryPlan p = paper_plan(1, false, Recompute::none);
+  p.pp = 2;
+  p.vp = 2;
+  p.schedule = PipelineSchedule::interleaved;
+  p.microbatches = 2;
+  const auto a = activation_terms(m, p);
+  const HardwareProfile hw = with_memory(80e9);
+  const MemoryEstimate est = estimate_memory(m, p, hw);
+  CHECK(est.stages[1].inflight == 3);
+  CHECK(est.stages[1].activations ==
+        doctest::Approx(2 * a.layer_stored + (a.layer_stored + a.output_extra)));
+  // The explicit in-flight overload (no order) keeps the bound: every chunk as the largest.
+  const std::vector<int> inflight = {est.stages[0].inflight, 3};
+  CHECK(estimate_memory(m, p, inflight, hw).stages[1].activations ==
+        doctest::Approx(3 * (a.layer_stored + a.output_extra)));
+}
+
 TEST_CASE("memory model: tied embeddings keep a copy on the last stage when pp > 1") {
   const TransformerModel g = *builtin_model("gpt3-175b");
   MemoryPlan p;
