@@ -281,7 +281,9 @@ ActivationTerms activation_terms(const TransformerModel& m, const MemoryPlan& pl
   // its final norm's and head's inputs and the loss's fp32 logits.
   terms.output_extra += m.mtp_layers * (terms.layer_stored + 4 * e * sbh / sp + terms.output_extra);
   terms.loss_working = cross_entropy_working_bytes_per_logit(plan.cross_entropy) * logits;
-  terms.kv_rank = 2 * b * s * kv / t * e;
+  // K and V as the ring moves them: expanded to every query head by repeat_kv (layer_kernels.hpp).
+  const double ring_kv = repeats_kv_heads(plan.layer_kernels) && !m.mla ? dbl(m.q_width()) : kv;
+  terms.kv_rank = 2 * b * s * ring_kv / t * e;
   if (plan.cp > 1) {
     terms.cp_buffers =
         plan.kv_rotation == KvRotation::all_gather ? plan.cp * terms.kv_rank : 2 * terms.kv_rank;
@@ -312,7 +314,7 @@ struct StageContext {
 
 struct ChunkActivations {
   double largest = 0, largest_whole = 0;  // the largest chunk's, as stored and whole
-  std::vector<double> stored;             // each local chunk's, as stored
+  std::vector<double> stored, whole;      // each local chunk's, as stored and whole
 };
 
 // Rank st.rank's chunks: their layers and parameters, its FSDP units (each layer; the embedding,
@@ -354,6 +356,7 @@ ChunkActivations stage_chunks(const StageContext& x, StageMemory& st,
     out.largest = std::max(out.largest, chunk);
     out.largest_whole = std::max(out.largest_whole, chunk_whole);
     out.stored.push_back(chunk);
+    out.whole.push_back(chunk_whole);
   }
   return out;
 }
@@ -361,22 +364,49 @@ ChunkActivations stage_chunks(const StageContext& x, StageMemory& st,
 // The most activation bytes a rank holds along its pipeline order: a forward of local chunk c
 // keeps chunk c's activations until its backward (B, or B + W) releases them, as peak_inflight
 // counts them; an overlapped pair's forward keeps its chunk's and its backward releases the pair
-// chunk's. Counted per chunk, so that a rank with one chunk gives inflight x its activations.
-double peak_held(const std::vector<PipeAction>& actions, const std::vector<double>& stored) {
-  std::vector<int> held(stored.size(), 0);
+// chunk's. With micro-batch-level recompute the k-th forward keeps them whole iff
+// k mod window < N (kept_whole's rule, schedules/step_plan.cpp). Counted per chunk, so that a rank
+// with one chunk and no whole microbatches gives inflight x its activations.
+struct HeldOrder {
+  const std::vector<PipeAction>& actions;
+  int chunks = 1, window = 1;
+  int whole_microbatches = 0;  // N; 0: none kept whole
+};
+
+double peak_held(const HeldOrder& o, const ChunkActivations& sizes) {
+  const auto v = static_cast<std::size_t>(o.chunks);
+  std::vector<int> held(v, 0), held_whole(v, 0);
+  std::vector<std::vector<bool>> is_whole(v);
+  const auto mark = [&](std::size_t c, int mb, bool w) {
+    const auto i = static_cast<std::size_t>(mb);
+    if (is_whole[c].size() <= i) is_whole[c].resize(i + 1, false);
+    is_whole[c][i] = w;
+  };
+  const auto release = [&](int chunk, int mb) {
+    const auto c = static_cast<std::size_t>(chunk);
+    const auto i = static_cast<std::size_t>(mb);
+    --(i < is_whole[c].size() && is_whole[c][i] ? held_whole[c] : held[c]);
+  };
   double peak = 0;
-  for (const PipeAction& a : actions) {
-    const bool forward = a.work == PipeWork::forward || a.work == PipeWork::forward_backward;
-    if (forward) {
-      ++held[static_cast<std::size_t>(a.chunk)];
+  int k = 0;
+  for (const PipeAction& a : o.actions) {
+    if (a.work == PipeWork::forward || a.work == PipeWork::forward_backward) {
+      const auto c = static_cast<std::size_t>(a.chunk);
+      const bool w = k % o.window < o.whole_microbatches;
+      ++k;
+      mark(c, a.microbatch, w);
+      ++(w ? held_whole[c] : held[c]);
       double now = 0;
-      for (std::size_t c = 0; c < stored.size(); ++c) now += held[c] * stored[c];
+      for (std::size_t j = 0; j < v; ++j) {
+        now += held[j] * sizes.stored[j];
+        if (held_whole[j] > 0) now += held_whole[j] * sizes.whole[j];
+      }
       peak = std::max(peak, now);
     }
     if (a.work == PipeWork::backward || a.work == PipeWork::input_grad) {
-      --held[static_cast<std::size_t>(a.chunk)];
+      release(a.chunk, a.microbatch);
     } else if (a.work == PipeWork::forward_backward) {
-      --held[static_cast<std::size_t>(a.pair_chunk)];
+      release(a.pair_chunk, a.pair_microbatch);
     }
   }
   return peak;
@@ -434,10 +464,13 @@ StageMemory stage_memory(const StageContext& x, int rank, int inflight) {
   const int whole = plan.recompute != Recompute::none && plan.whole_microbatches
                         ? std::min(*plan.whole_microbatches, st.inflight)
                         : 0;
-  if (whole == 0) {
-    st.activations = x.orders != nullptr
-                         ? peak_held((*x.orders)[static_cast<std::size_t>(rank)], chunks.stored)
-                         : st.inflight * chunks.largest;
+  if (x.orders != nullptr) {
+    const HeldOrder order{(*x.orders)[static_cast<std::size_t>(rank)], x.chunks,
+                          std::max(1, warmup_forwards(x.shape, rank)),
+                          whole == 0 ? 0 : *plan.whole_microbatches};
+    st.activations = peak_held(order, chunks);
+  } else if (whole == 0) {
+    st.activations = st.inflight * chunks.largest;
   } else {
     st.activations = whole * chunks.largest_whole + (st.inflight - whole) * chunks.largest;
   }

@@ -25,7 +25,18 @@ MoeMemory moe_memory(const TransformerModel& m, const MemoryPlan& plan) {
       2 * e * tokens * k * h + 4 * tokens * moe.experts;
   const double shared_act = static_cast<double>(gated) * e * s * b *
                             static_cast<double>(moe.shared_experts * moe.shared_ffn) / plan.tp;
-  out.activation_delta = plan.recompute == Recompute::full ? 0 : routed + shared_act - dense;
+  // Eager SwiGLU's third tensor (layer_kernels.hpp), kept where the layer keeps its activations
+  // (torchtitan's selective-op policy recomputes it): the routed copies' and shared experts'
+  // instead of the dense MLP's, which activation_terms counted.
+  const bool keeps = plan.recompute == Recompute::none || plan.recompute == Recompute::selective;
+  const double x =
+      m.gated_mlp && keeps ? extra_saved_bytes_per_gated_element(plan.layer_kernels) : 0.0;
+  const double unfused =
+      x *
+      (tokens * k * static_cast<double>(moe.expert_ffn) +
+       s * b * static_cast<double>(moe.shared_experts * moe.shared_ffn - m.ffn_hidden) / plan.tp);
+  out.activation_delta =
+      plan.recompute == Recompute::full ? 0 : routed + shared_act - dense + unfused;
   out.dispatch_buffers = 2 * e * tokens * k * h * etp;
   return out;
 }

@@ -120,12 +120,15 @@ void check_interleaved(const PipelineShape& shape) {
   }
   const int last = m % g;
   if (last != 0 && last < p) {
+    // Name the group size only when it was given; by default it is the stage count.
+    const std::string group = shape.group_size == 0
+                                  ? fmt::format("the default group of `stages` {}", p)
+                                  : fmt::format("`group_size` {} and `stages` {}", g, p);
     throw InputError(fmt::format(
-        "`microbatches` {} leaves a last group of {} with `group_size` {} and `stages` {} for "
-        "`schedule` interleaved: Megatron's rule m mod g = 0 or m mod g >= p (a last group "
-        "smaller than the pipeline stalls on inputs still travelling through the ranks, a "
-        "dependency bubble)",
-        m, last, g, p));
+        "`microbatches` {} leaves a last group of {} with {} for `schedule` interleaved: "
+        "Megatron's rule m mod g = 0 or m mod g >= p (a last group smaller than the pipeline "
+        "stalls on inputs still travelling through the ranks, a dependency bubble)",
+        m, last, group));
   }
 }
 

@@ -33,6 +33,12 @@ void print_sensitivity(std::ostream& out, const Sensitivity& s, const StepReques
   if (p.recompute != Recompute::none)
     settings += fmt::format(", recompute {}", to_string(p.recompute));
   if (p.tp_comm_overlap) settings += ", TP comm overlap";
+  if (p.layer_kernels != LayerKernels::fused) {
+    settings += fmt::format(", layer kernels {}", to_string(p.layer_kernels));
+  }
+  if (p.cross_entropy != CrossEntropy::vocab_parallel) {
+    settings += fmt::format(", cross entropy {}", to_string(p.cross_entropy));
+  }
   out << fmt::format(
       "explain: {} on {} GPUs of {}, tp {} pp {} cp {} dp {}{}; step time {:.6f} s\n",
       req.model.name, p.tp * p.pp * p.cp * p.dp, hw.name, p.tp, p.pp, p.cp, p.dp, settings,

@@ -361,11 +361,18 @@ std::string shared_settings(const PlanLists& lists) {
   } else if (precisions.front() != Precision::bf16) {
     precision = fmt::format(", precision {}", to_string(precisions.front()));
   }
-  return fmt::format("sharding {}, recompute {}{}{}", sharding,
-                     recomputes.size() == 1 ? std::string(to_string(recomputes.front()))
-                                            : list_text(recomputes) + " (searched)",
-                     precision,
-                     lists.base.tp_comm_overlap ? ", TP comm overlap (plans with tp > 1)" : "");
+  std::string stack;  // the defaults (fused kernels, vocab-parallel loss) go unsaid
+  if (lists.base.layer_kernels != LayerKernels::fused) {
+    stack += fmt::format(", layer kernels {}", to_string(lists.base.layer_kernels));
+  }
+  if (lists.base.cross_entropy != CrossEntropy::vocab_parallel) {
+    stack += fmt::format(", cross entropy {}", to_string(lists.base.cross_entropy));
+  }
+  return fmt::format(
+      "sharding {}, recompute {}{}{}{}", sharding,
+      recomputes.size() == 1 ? std::string(to_string(recomputes.front()))
+                             : list_text(recomputes) + " (searched)",
+      precision, lists.base.tp_comm_overlap ? ", TP comm overlap (plans with tp > 1)" : "", stack);
 }
 
 // The text report: the cluster and workload, the plan counts, the rejection rules, the top plans

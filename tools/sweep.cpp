@@ -274,8 +274,14 @@ nlohmann::ordered_json sweep_json(const std::vector<SweepRow>& rows, const std::
   j["hardware"] = hardware;
   j["gpus"] = rows.empty() ? 0 : rows.front().gpus;
   if (!rows.empty()) {
-    j["seq"] = rows.front().plan.seq;
-    j["global_batch"] = rows.front().plan.global_batch;
+    const StepPlan& p = rows.front().plan;
+    j["seq"] = p.seq;
+    j["global_batch"] = p.global_batch;
+    // Every plan's, written when not the default (fused kernels, vocab-parallel loss).
+    if (p.layer_kernels != LayerKernels::fused) j["layer_kernels"] = to_string(p.layer_kernels);
+    if (p.cross_entropy != CrossEntropy::vocab_parallel) {
+      j["cross_entropy"] = to_string(p.cross_entropy);
+    }
   }
   auto a = nlohmann::ordered_json::array();
   for (const auto& r : rows) a.push_back(sweep_row_json(r));

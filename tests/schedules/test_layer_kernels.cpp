@@ -10,6 +10,7 @@
 #include "schedules/layer_kernels.hpp"
 #include "schedules/memory_model.hpp"
 #include "schedules/model_catalog.hpp"
+#include "schedules/moe_memory.hpp"
 #include "schedules/training_step.hpp"
 #include "sim/kernel_call.hpp"
 
@@ -135,4 +136,37 @@ TEST_CASE(
   const ActivationTerms eager_op = activation_terms(m, p);
   CHECK(eager_op.layer_stored == fused_op.layer_stored);
   CHECK(eager_op.layer_working - fused_op.layer_working == doctest::Approx(extra));
+}
+
+TEST_CASE(
+    "layer kernels: eager MoE layers keep SiLU's third tensor per routed copy, not per "
+    "dense MLP") {
+  // qwen3-30b-a3b (h 2048, 32 query and 4 KV heads of 128, 128 experts of 768, top 8, no dense
+  // layer): per token and MoE layer, eager keeps 2 norms x 4 B x h + K and V expanded from 4 to 32
+  // heads (2 x 2 B x (4096 - 512)) + 2 B x top 8 x 768 of the routed copies' SiLU outputs.
+  const TransformerModel m = *builtin_model("qwen3-30b-a3b");
+  MemoryPlan p;
+  p.seq = 4096;
+  p.ep = 8;
+  p.dp = 8;
+  const auto layer = [&](LayerKernels k) {
+    p.layer_kernels = k;
+    return activation_terms(m, p).layer_none + moe_memory(m, p).activation_delta;
+  };
+  const double sb = 4096;
+  const double per_token = 2 * 4 * 2048 + 2 * 2 * (4096 - 512) + 2 * 8 * 768;
+  CHECK(layer(LayerKernels::torch_eager) - layer(LayerKernels::fused) ==
+        doctest::Approx(sb * per_token));
+}
+
+TEST_CASE("layer kernels: a CP ring of expanded K/V buffers heads_q K/V heads") {
+  // llama3-8b, cp 4, seq 131072: KV_r = 2 b s (heads / t) d e with s = 32768 per rank, 32 query
+  // heads when repeat_kv expands them, 8 KV heads otherwise.
+  const TransformerModel m = *builtin_model("llama3-8b");
+  MemoryPlan p;
+  p.cp = 4;
+  p.seq = 131072;
+  CHECK(activation_terms(m, p).kv_rank == 2.0 * 32768 * 8 * 128 * 2);
+  p.layer_kernels = LayerKernels::torch_compile;
+  CHECK(activation_terms(m, p).kv_rank == 2.0 * 32768 * 32 * 128 * 2);
 }

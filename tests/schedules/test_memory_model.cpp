@@ -291,6 +291,24 @@ TEST_CASE("memory model: interleaved ranks hold what their order holds, chunk by
         doctest::Approx(3 * (a.layer_stored + a.output_extra)));
 }
 
+TEST_CASE("memory model: micro-batch-level recompute keeps whole the forwards kept_whole picks") {
+  // p = 2, v = 2, m = 2 (g = 2), full recompute, N = 1: rank 0 runs its 4 forwards before any
+  // backward (warm-up 2(p - r - 1) + (v - 1)g = 4, window 4), so only the first, (mb 0, chunk 0),
+  // is kept whole: W0 + S0 + 2·S1 at the peak, chunk 0 with the embedding's extra.
+  const TransformerModel m = paper_model();
+  MemoryPlan p = paper_plan(1, false, Recompute::full);
+  p.pp = 2;
+  p.vp = 2;
+  p.schedule = PipelineSchedule::interleaved;
+  p.microbatches = 2;
+  p.whole_microbatches = 1;
+  const auto a = activation_terms(m, p);
+  const double s0 = a.layer_stored + a.embedding_extra, w0 = a.layer_none + a.embedding_extra;
+  const MemoryEstimate est = estimate_memory(m, p, with_memory(80e9));
+  CHECK(est.stages[0].inflight == 4);
+  CHECK(est.stages[0].activations == doctest::Approx(w0 + s0 + 2 * a.layer_stored));
+}
+
 TEST_CASE("memory model: tied embeddings keep a copy on the last stage when pp > 1") {
   const TransformerModel g = *builtin_model("gpt3-175b");
   MemoryPlan p;

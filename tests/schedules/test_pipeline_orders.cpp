@@ -1001,6 +1001,10 @@ TEST_CASE("pipeline shape checks name the flag and the rule") {
   rejects(shape_of(PipelineSchedule::interleaved, 4, 3, 2), "`microbatches` 3 must be at least");
   rejects(shape_of(PipelineSchedule::interleaved, 4, 3, 2, 4), "`group_size` 4 must lie in");
   rejects(shape_of(PipelineSchedule::interleaved, 4, 10, 2), "m mod g = 0 or m mod g >= p");
+  rejects(shape_of(PipelineSchedule::interleaved, 4, 10, 2),
+          "with the default group of `stages` 4");
+  rejects(shape_of(PipelineSchedule::interleaved, 4, 10, 2, 4),
+          "with `group_size` 4 and `stages` 4");
   rejects(shape_of(PipelineSchedule::interleaved, 4, 10, 2, -1), "`group_size` must be at least");
   // DualPipeV: m >= 2p.
   rejects(shape_of(PipelineSchedule::dualpipev, 4, 7), "m >= 2p = 8");
