@@ -79,6 +79,10 @@ bool repeats_kv_heads(LayerKernels k) {
   return k != LayerKernels::fused;
 }
 
+std::int64_t attention_kv_heads(const TransformerModel& m, LayerKernels k) {
+  return repeats_kv_heads(k) && !m.mla ? m.heads : m.kv_heads;
+}
+
 bool saves_repeated_kv(LayerKernels k) {
   return eager(k);
 }

@@ -49,6 +49,9 @@ PassBytes rope_pass(LayerKernels k, bool backward);
 // Whether the implementation copies K and V to every query head before the attention kernel
 // (torchtitan's repeat_kv), so that the attention kernel and a CP ring see heads_q K/V heads.
 bool repeats_kv_heads(LayerKernels k);
+// The K/V heads the attention kernel (and a CP ring) receives: every query head's when the
+// implementation repeats them (not for MLA, whose K/V are per head already), else the model's.
+std::int64_t attention_kv_heads(const TransformerModel& m, LayerKernels k);
 // Whether the expanded K and V are what the attention's backward keeps (eager autograd saves
 // SDPA's inputs; Inductor's partitioner keeps the smaller tensors and repeats the cheap copy).
 bool saves_repeated_kv(LayerKernels k);

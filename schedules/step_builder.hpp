@@ -62,8 +62,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
     ring_.batch = plan.microbatch_size;
     ring_.heads = model.heads / t_;
     // torchtitan's repeat_kv hands the attention (and a CP ring) K and V of every query head.
-    ring_.kv_heads =
-        (repeats_kv_heads(plan.layer_kernels) && !model.mla ? model.heads : model.kv_heads) / t_;
+    ring_.kv_heads = attention_kv_heads(model, plan.layer_kernels) / t_;
     ring_.head_dim = model.head_dim();
     ring_.dtype = plan.dtype;
     ring_.variant = plan.cp > 1 ? plan.cp_variant : RingVariant::ring;

@@ -174,7 +174,7 @@ void StepBuilder::rope(const Ctx& c, const std::string& pre, Phase phase) {
                                       : tokens_ * (m_.heads + m_.kv_heads) / t_ * m_.head_dim();
   kernel(pre + (backward ? "rope bwd" : "rope"), phase, c.layer, c.mb, c.chunk,
          KernelKind::elementwise, vector_of(rotated, rope_pass(p_.layer_kernels, backward)));
-  if (!repeats_kv_heads(p_.layer_kernels) || m_.mla || m_.kv_heads == m_.heads) return;
+  if (attention_kv_heads(m_, p_.layer_kernels) == m_.kv_heads) return;  // no repeat_kv copy
   const std::int64_t n_rep = m_.heads / m_.kv_heads;
   const std::int64_t kv = 2 * tokens_ * m_.kv_heads / t_ * m_.head_dim();
   kernel(pre + (backward ? "repeat kv bwd" : "repeat kv"), phase, c.layer, c.mb, c.chunk,
