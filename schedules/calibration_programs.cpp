@@ -187,11 +187,14 @@ void add_attention_blocks(ComputePoints& points, const CalibrationOptions& o) {
   }
 }
 
-// The memory-bound kernels (copy, accumulate, GELU, loss, optimizer update) over the sizes.
+// The memory-bound kernels (copy, accumulate, GELU, loss, optimizer update) over the sizes. The
+// largest (4 Mi elements: 8-16 MB per operand) is past a CPU's last-level cache, as a training
+// step's gradient buffers and optimizer are; without it --quick fitted the bandwidth of the
+// cache alone and priced the step's whole-gradient passes 5-10x too fast.
 void add_vector_kernels(ComputePoints& points, const CalibrationOptions& o) {
   const std::string dt(to_string(o.dtype));
   const std::vector<std::int64_t> sizes =
-      o.quick ? std::vector<std::int64_t>{1 << 12, 1 << 18}
+      o.quick ? std::vector<std::int64_t>{1 << 12, 1 << 18, 1 << 22}
               : std::vector<std::int64_t>{1 << 10, 1 << 13, 1 << 16, 1 << 19, 1 << 22};
   struct VectorKernel {
     KernelKind kind;

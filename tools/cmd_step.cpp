@@ -17,6 +17,7 @@
 #include "sim/comm_volume.hpp"
 #include "sim/error.hpp"
 #include "sim/flow_fold.hpp"
+#include "sim/program_json.hpp"
 #include "sim/step_metrics.hpp"
 #include "sim/time.hpp"
 #include "tools/commands.hpp"
@@ -427,7 +428,12 @@ StepRequest read_step_request(const Args& args, const OutputRequest& out, std::o
 }
 
 int run_step_command(std::span<const std::string> argv, const CommandContext& ctx) {
-  const Args args("step", step_options(), argv);
+  std::vector<OptionSpec> specs = step_options();
+  specs.push_back({"--save-program", "FILE",
+                   "write the step's schedule graph as JSON (run it for real: mpirun -np <ranks> "
+                   "meshsim validate program --program FILE --compare --hardware <profile>)",
+                   OutputKind::file});
+  const Args args("step", specs, argv);
   if (args.help_requested()) {
     ctx.out << args.help_text(
         "Simulate one training step of a transformer model on a tp x cp x dp x pp mesh (Megatron "
@@ -441,10 +447,13 @@ int run_step_command(std::span<const std::string> argv, const CommandContext& ct
   OutputRequest out = read_output_request(args, ctx);
   const StepRequest req = parse_step_request(args, out, ctx.err);
   const MemoryEstimate mem = estimate_memory(req.model, memory_plan(req.plan), out.hardware);
-  TracedSimulation result = run_traced_simulation(
-      build_training_step(req.model, req.plan, out.hardware.gpus_per_node), out.hardware,
-      out.provenance, !out.trace_path.empty(), started, out.network);
+  Program program = build_training_step(req.model, req.plan, out.hardware.gpus_per_node);
   OutputFiles files;
+  if (const std::string save = args.get("--save-program", ""); !save.empty()) {
+    files.stage(save, program_to_text(program), "--save-program");
+  }
+  TracedSimulation result = run_traced_simulation(std::move(program), out.hardware, out.provenance,
+                                                  !out.trace_path.empty(), started, out.network);
   if (!out.trace_path.empty() && result.trace)
     files.stage(out.trace_path, *result.trace, "--trace");
   files.commit();

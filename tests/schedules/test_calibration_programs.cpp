@@ -32,11 +32,12 @@ TEST_CASE("calibration programs: quick compute grid and repetitions") {
   REQUIRE(cp.category == BenchCategory::compute);
   // Quick: 2^3 GEMM shapes x 2 variants (nn, nt) + fused at m = n = k = 512 (linear_bwd none, gelu,
   // relu; gemm gelu, relu) + 3 other dtypes' GEMMs + 2 attention kinds x 2 masks x 2 blocks + 2
-  // merges + 5 vector kernels x 2 sizes = 16 + 5 + 3 + 8 + 2 + 10 = 44 points.
-  CHECK(cp.points.size() == 44);
+  // merges + 5 vector kernels x 3 sizes (one past the last-level cache) = 16 + 5 + 3 + 8 + 2 +
+  // 15 = 49 points.
+  CHECK(cp.points.size() == 49);
   // Each point: (1 warm-up + 5 runs) x 2 ranks ops.
   for (const auto& p : cp.points) CHECK(p.ops.size() == 12);
-  CHECK(cp.program.ops.size() == 44 * 12);
+  CHECK(cp.program.ops.size() == 49 * 12);
 }
 
 TEST_CASE("calibration programs: full compute grid, its families in order") {

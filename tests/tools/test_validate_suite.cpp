@@ -89,8 +89,9 @@ TEST_CASE("validate suite: the machine's verdict is reported, steady or not") {
   r.rows.push_back({"a", "", 1.0, 1.0, {1.0}});
   CHECK(suite_text(r).find("machine during the runs") == std::string::npos);  // not probed
   // Two checkpoints, the reference kernel 4 ms then 6 ms: drift 50 %, not steady.
-  const std::vector<StabilityCheckpoint> cs = {{"start", {4e-3, 4e-3}, 3.5},
-                                               {"after round 0", {6e-3, 6e-3}, 3.9}};
+  // (one repeat on each of two ranks)
+  const std::vector<StabilityCheckpoint> cs = {{"start", {{4e-3}, {4e-3}}, 3.5},
+                                               {"after round 0", {{6e-3}, {6e-3}}, 3.9}};
   r.machine = judge_stability(cs, 2, 2);
   const std::string text = suite_text(r);
   CHECK(text.find("machine during the runs: NOT STEADY (reference kernel drift 50 %") !=

@@ -7,23 +7,48 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/error.hpp"
+#include "validate/run/microbench_stats.hpp"
 #include "validate/run/robust_stats.hpp"
 
 namespace meshsim {
+
+namespace {
+
+std::vector<double> pooled(const StabilityCheckpoint& c) {
+  std::vector<double> all;
+  for (const auto& rank : c.reference_s) all.insert(all.end(), rank.begin(), rank.end());
+  return all;
+}
+
+}  // namespace
+
+double checkpoint_spread(const StabilityCheckpoint& checkpoint) {
+  double spread = 0;
+  for (std::vector<double> rank : checkpoint.reference_s) {
+    if (rank.empty()) continue;
+    std::sort(rank.begin(), rank.end());
+    const double p25 = nearest_rank_percentile(rank, 0.25);
+    const double p75 = nearest_rank_percentile(rank, 0.75);
+    if (p25 > 0) spread = std::max(spread, p75 / p25 - 1);
+  }
+  return spread;
+}
 
 StabilityVerdict judge_stability(const std::vector<StabilityCheckpoint>& checkpoints, int cores,
                                  int ranks_on_node) {
   MESHSIM_CHECK(!checkpoints.empty(), "stability: no checkpoints");
   StabilityVerdict v;
   double lo = 0, hi = 0;
+  std::vector<double> spreads;
   for (std::size_t i = 0; i < checkpoints.size(); ++i) {
     const StabilityCheckpoint& c = checkpoints[i];
-    const RobustSummary s = summarize(c.reference_s, MeasurementKind::throughput);
+    const RobustSummary s = summarize(pooled(c), MeasurementKind::throughput);
     lo = i == 0 ? s.estimate : std::min(lo, s.estimate);
     hi = i == 0 ? s.estimate : std::max(hi, s.estimate);
-    if (s.p10 > 0) v.spread = std::max(v.spread, s.p90 / s.p10 - 1);
+    spreads.push_back(checkpoint_spread(c));
     v.max_load = std::max(v.max_load, c.load_1min);
   }
+  v.spread = median_seconds(spreads);
   v.drift = lo > 0 ? hi / lo - 1 : 0;
   v.stable = v.drift <= kMaxDrift && v.spread <= kMaxSpread;
   const std::string load =
@@ -66,12 +91,13 @@ nlohmann::ordered_json stability_json(const std::vector<StabilityCheckpoint>& ch
   j["max_load_1min"] = verdict.max_load;
   auto& list = j["checkpoints"] = nlohmann::ordered_json::array();
   for (const auto& c : checkpoints) {
-    const RobustSummary s = summarize(c.reference_s, MeasurementKind::throughput);
+    const RobustSummary s = summarize(pooled(c), MeasurementKind::throughput);
     list.push_back({{"phase", c.phase},
                     {"reference_s", s.estimate},
                     {"reference_s_p10", s.p10},
                     {"reference_s_p90", s.p90},
                     {"repeats", s.repeats},
+                    {"spread", checkpoint_spread(c)},
                     {"load_1min", c.load_1min}});
   }
   j["summary"] = verdict.summary;

@@ -1,8 +1,9 @@
 #pragma once
 // The timing side of the stability check (stability.hpp): the reference kernel — a 512 x 512 x
 // 512 fp32 GEMM on scratch operands (kernels/cpu, one BLAS thread, as the calibration's GEMMs) —
-// run by every rank at once after a barrier, one warm-up then kReferenceRepeats timed repeats;
-// rank 0 gathers every rank's times and reads the load average.
+// run by every rank at once after a barrier, a warm-up (kFirstWarmupSeconds at the first
+// checkpoint, else one run) then kReferenceRepeats timed repeats (20: quartiles of one rank's
+// repeats are then the 5th and 15th); rank 0 gathers every rank's times and reads the load average.
 #include <string>
 #include <vector>
 
@@ -11,7 +12,8 @@
 
 namespace meshsim {
 
-inline constexpr int kReferenceRepeats = 10;
+inline constexpr int kReferenceRepeats = 20;
+inline constexpr double kFirstWarmupSeconds = 0.25;
 
 class StabilityProbe {
  public:
@@ -25,6 +27,7 @@ class StabilityProbe {
  private:
   RunWorld& world_;
   std::vector<StabilityCheckpoint> checkpoints_;
+  int checkpoints_taken_ = 0;  // on this rank, cleared or not (the first warms up longer)
 };
 
 // The 1-minute load average of this machine (/proc/loadavg); -1 when unreadable.
