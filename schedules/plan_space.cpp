@@ -128,6 +128,7 @@ CombinationOutcome check_combination(const TransformerModel& model, const PlanLi
   plan.precision = c.precision;
   // TP communication overlap applies to the plans with tensor parallelism.
   plan.tp_comm_overlap = lists.base.tp_comm_overlap && c.tp > 1;
+  plan.tp_overlap_rs = plan.tp_comm_overlap ? lists.base.tp_overlap_rs : TpOverlapRs::pipeline;
   // zb-v and dualpipev run their two chunks per rank with vp 1 in the plan (check_step_plan).
   try {
     check_step_plan(model, plan);

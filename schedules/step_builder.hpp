@@ -141,7 +141,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   }
   void tp_wait(OpId op) override { wait(op); }
   OpId tp_userbuffers(std::string name, Phase phase, CollectiveKind kind, std::int64_t bytes,
-                      bool after_compute) override;
+                      bool after_compute, int shift) override;
 
   // The op names of a layer ("qkv", "recompute mlp up", ...), made once per name.
   const TpNames& tp_names(const std::string& what);

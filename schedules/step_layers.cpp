@@ -54,15 +54,17 @@ TpLayerEmitter StepBuilder::tp_layer(const Ctx& c, bool column, std::int64_t n, 
       (base == "qkv" || base == "proj" || base == "mlp up" || base == "mlp down")) {
     spec.ub_overlap = true;
     spec.ub_sm_share = static_cast<double>(p_.gpu_sms - kTpOverlapCommSms) / p_.gpu_sms;
+    spec.ub_rs_ring = p_.tp_overlap_rs == TpOverlapRs::ring_exchange;
+    spec.ub_rs_ring_sm_share = static_cast<double>(p_.gpu_sms - kTpOverlapRingRsSms) / p_.gpu_sms;
   }
   quantize_spec(spec, c, what);
   return TpLayerEmitter(spec);
 }
 
 OpId StepBuilder::tp_userbuffers(std::string name, Phase phase, CollectiveKind kind,
-                                 std::int64_t bytes, bool after_compute) {
+                                 std::int64_t bytes, bool after_compute, int shift) {
   CollectiveCall call{.kind = kind, .bytes = bytes, .algo = CollectiveAlgo::userbuffers};
-  if (kind == CollectiveKind::permute) call.shift = 1;  // to the next TP rank
+  if (kind == CollectiveKind::permute) call.shift = shift;  // to the TP rank `shift` on
   return tp_comm_op(std::move(name), phase, call, after_compute);
 }
 

@@ -286,8 +286,23 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
   check_step_size(model, plan, plan.fold_tp && plan.tp > 1);
 }
 
+std::string_view to_string(TpOverlapRs method) {
+  return method == TpOverlapRs::pipeline ? "pipeline" : "ring-exchange";
+}
+
+std::optional<TpOverlapRs> parse_tp_overlap_rs(std::string_view name) {
+  if (name == "pipeline") return TpOverlapRs::pipeline;
+  if (name == "ring-exchange") return TpOverlapRs::ring_exchange;
+  return std::nullopt;
+}
+
 void check_tp_comm_overlap(const StepPlan& plan, std::int64_t seq) {
-  if (!plan.tp_comm_overlap) return;
+  if (!plan.tp_comm_overlap) {
+    if (plan.tp_overlap_rs != TpOverlapRs::pipeline) {
+      throw InputError("`tp_overlap_rs` ring-exchange needs `tp_comm_overlap`");
+    }
+    return;
+  }
   if (plan.tp < 2 || !plan.sequence_parallel) {
     throw InputError(fmt::format(
         "`tp_comm_overlap` needs `tp` > 1 with sequence parallelism (got tp {}{}): Transformer "
@@ -295,10 +310,20 @@ void check_tp_comm_overlap(const StepPlan& plan, std::int64_t seq) {
         "reduce-scatters",
         plan.tp, plan.sequence_parallel ? "" : ", sequence parallelism off"));
   }
-  if (plan.precision != Precision::bf16) {
-    throw InputError(
-        fmt::format("`tp_comm_overlap` is modelled for bf16 linears only, got `precision` {}",
-                    to_string(plan.precision)));
+  // Transformer Engine runs userbuffers overlap with per-tensor FP8 scaling only (TE >= 2.2,
+  // module/linear.py: NotImplementedError unless the recipe's float8_per_tensor_scaling(), i.e.
+  // DelayedScaling or Float8CurrentScaling).
+  if (plan.precision != Precision::bf16 && plan.precision != Precision::fp8_delayed &&
+      plan.precision != Precision::fp8_current) {
+    throw InputError(fmt::format(
+        "`tp_comm_overlap` runs bf16, fp8-delayed or fp8-current linears (Transformer Engine's "
+        "userbuffers overlap takes per-tensor FP8 scaling only), got `precision` {}",
+        to_string(plan.precision)));
+  }
+  if (plan.tp_overlap_rs == TpOverlapRs::ring_exchange && plan.gpu_sms <= 1) {
+    throw InputError(fmt::format(
+        "`tp_overlap_rs` ring-exchange needs the GPU's SM count (`gpu_sms` > 1), got {}",
+        plan.gpu_sms));
   }
   if (plan.gpu_sms <= kTpOverlapCommSms) {
     throw InputError(fmt::format(

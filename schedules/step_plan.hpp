@@ -4,6 +4,7 @@
 // plan, the size estimate and what the step does per iteration (tokens, model FLOPs).
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "schedules/memory_model.hpp"
@@ -16,6 +17,11 @@
 #include "sim/step_metrics.hpp"
 
 namespace meshsim {
+
+// The userbuffers method of the row-parallel forward's reduce-scatter (StepPlan::tp_overlap_rs).
+enum class TpOverlapRs : std::uint8_t { pipeline, ring_exchange };
+std::string_view to_string(TpOverlapRs method);  // "pipeline", "ring-exchange"
+std::optional<TpOverlapRs> parse_tp_overlap_rs(std::string_view name);
 
 struct StepPlan {
   int tp = 1, pp = 1, cp = 1, dp = 1;
@@ -58,6 +64,11 @@ struct StepPlan {
   // reduce-scatters after the projection and MLP-down GEMMs pipelined over 4 chunk GEMMs; the
   // column layers' backward collectives as userbuffers bulk overlaps.
   bool tp_comm_overlap = false;
+  // The userbuffers method of the reduce-scatter after the projection and MLP-down forward GEMMs
+  // (TE's proj_fprop / fc2_fprop): pipeline (TE's default) or ring_exchange (tp chunk GEMMs on
+  // gpu_sms - 1 SMs, each chunk sent to its owner, one reduction kernel after; Megatron-Bridge's
+  // H100 FP8 configurations); with tp_comm_overlap only.
+  TpOverlapRs tp_overlap_rs = TpOverlapRs::pipeline;
   // The GPU's streaming multiprocessors, with tp_comm_overlap: the GEMMs beside TE's SM-based
   // communication kernels run on gpu_sms - 16 of them (0: not given).
   int gpu_sms = 0;

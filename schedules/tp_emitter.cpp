@@ -69,7 +69,7 @@ void TpLayerEmitter::forward(TpEmitHost& host, const TpTensors& t, const TpNames
   if (s_.column) {
     // The forward needs all of X: gather the T/t-row shards, then wait.
     if (ring_overlap()) {
-      ring_exchange_gemm(host, names.fwd_gemm, s_.what + " x ring exchange", phase, s_.k,
+      ring_exchange_gemm(host, names.fwd_gemm, s_.what + " x", phase, s_.k,
                          GemmShape{s_.local_tokens, s_.n, s_.k, false, s_.w_out_major, false});
       bias_op(host, names.bias_add, phase, ElementwiseFn::bias_add, s_.tokens, t.y, t.b, t.y);
       return;
@@ -87,7 +87,9 @@ void TpLayerEmitter::forward(TpEmitHost& host, const TpTensors& t, const TpNames
     return;
   }
   if (quantized()) quantize(host, s_.what + " x", phase, s_.tokens * s_.k, 2);
-  if (ring_overlap()) {
+  if (ring_overlap() && s_.ub_rs_ring) {
+    ring_reduce_scatter(host, names, phase);
+  } else if (ring_overlap()) {
     pipelined_reduce_scatter(host, names, phase);
   } else {
     forward_gemm(host, names.fwd_gemm, phase, t.x, t.w, t.y_partial);
@@ -140,6 +142,8 @@ void TpLayerEmitter::column_backward(TpEmitHost& host, const TpTensors& t, const
     if (!s_.sync) host.tp_wait(gather);  // dW needs the gathered X
     if (sp && quantized() && !s_.gather_quantized) {
       quantize(host, s_.what + " x", Phase::bwd, s_.tokens * s_.k, 1);
+    } else if (ring_overlap() && quantized()) {
+      transpose_gathered(host, s_.what + " x", Phase::bwd, s_.k);  // cast row-wise only
     }
     wgrad_gemm(host, names.wgrad_gemm, t.dy_total, t.x_total, t.dw,
                reduce >= 0 ? bulk_share() : 1.0);
@@ -152,7 +156,7 @@ void TpLayerEmitter::row_backward(TpEmitHost& host, const TpTensors& t, const Tp
   const bool sp = s_.sequence_parallel && s_.comm;
   if (ring_overlap()) {
     // dX [T, k] = dY [T, n] W in T/t-row chunks as dY's shards arrive.
-    ring_exchange_gemm(host, names.dgrad_gemm, s_.what + " dy ring exchange", Phase::bwd, s_.n,
+    ring_exchange_gemm(host, names.dgrad_gemm, s_.what + " dy", Phase::bwd, s_.n,
                        GemmShape{s_.local_tokens, s_.k, s_.n, false, !s_.w_out_major, false});
   } else if (sp && quantized()) {
     host.tp_wait(quantized_gather(host, s_.what + " dy", names.dy_gather, Phase::bwd, s_.n, 2));

@@ -26,6 +26,10 @@ namespace meshsim {
 // (comm_gemm_overlap.cpp, CommOverlapCore: _math_sms).
 inline constexpr int kTpOverlapSplits = 4;    // "pipeline" num_splits
 inline constexpr int kTpOverlapCommSms = 16;  // "pipeline" and "bulk" num_sm
+// Megatron-Bridge's H100 FP8 configurations (src/megatron/bridge/training/comm_overlap.py,
+// userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192 and _h16384_tp8_cp2_mbs1_seqlen8192):
+// proj_fprop and fc2_fprop = RingExchangeOverlapCfg(num_sm=1, set_sm_margin=True).
+inline constexpr int kTpOverlapRingRsSms = 1;
 
 // The tensors one rank touches (all -1 when the Program has no tensors). When t = 1 the
 // gathered/partial slots alias the local ones.
@@ -69,6 +73,11 @@ struct TpLayerSpec {
   // communication kernel, (sm_count - num_sm) / sm_count.
   bool ub_overlap = false;
   double ub_sm_share = 1.0;
+  // The row forward's reduce-scatter as TE's ring exchange (split_overlap_rs of
+  // CommOverlapP2PBase) instead of the pipeline; its chunk GEMMs run on ub_rs_ring_sm_share of
+  // the SMs ((sm_count - 1) / sm_count: num_sm 1 with set_sm_margin).
+  bool ub_rs_ring = false;
+  double ub_rs_ring_sm_share = 1.0;
   int tp = 1;  // t: the ring's steps
 };
 
@@ -86,8 +95,9 @@ class TpEmitHost {
   // after_compute: it waits for the last compute kernel and the pending waits, as tp_collective;
   // else only for the transfer before it on the stream (TE's send waits for the last receive).
   // Hosts without TP overlap keep this default, which refuses.
+  // shift: a permute's distance to the receiving TP rank (1: the next).
   virtual OpId tp_userbuffers(std::string name, Phase phase, CollectiveKind kind,
-                              std::int64_t bytes, bool after_compute);
+                              std::int64_t bytes, bool after_compute, int shift);
 
  protected:
   ~TpEmitHost() = default;
@@ -142,14 +152,29 @@ class TpLayerEmitter {
 
   // ---- userbuffers overlap (tp_emitter_overlap.cpp) ----
   bool ring_overlap() const { return s_.ub_overlap && s_.sequence_parallel && s_.comm; }
-  // AG+GEMM: the all-gather of a [T, features] tensor as t - 1 ring-exchange steps beside t chunk
-  // GEMMs of T/t rows each (`chunk`: one chunk's shape).
+  // AG+GEMM: the all-gather of a [T, features] tensor (`tensor_name`: "<what> x", "<what> dy")
+  // as t - 1 ring-exchange steps beside t chunk GEMMs of T/t rows each (`chunk`: one chunk's
+  // shape); quantized linears cast the shard first and exchange the quantized chunks.
   void ring_exchange_gemm(TpEmitHost& host, const std::string& gemm_name,
-                          const std::string& exchange_name, Phase phase, std::int64_t features,
+                          const std::string& tensor_name, Phase phase, std::int64_t features,
                           GemmShape chunk) const;
   // GEMM+RS: the forward GEMM in kTpOverlapSplits row chunks, each chunk's reduce-scatter beside
   // the next chunk's GEMM; the host waits for the last.
   void pipelined_reduce_scatter(TpEmitHost& host, const TpNames& names, Phase phase) const;
+  // GEMM+RS as a ring exchange (ub_rs_ring): t chunk GEMMs of T/t rows, each chunk sent to the
+  // rank that owns those rows while the next is computed, then one kernel summing the t partial
+  // chunks; the host waits for it.
+  void ring_reduce_scatter(TpEmitHost& host, const TpNames& names, Phase phase) const;
+  // The T/t-row shard of a [T, features] tensor quantized before an all-gather: under current
+  // scaling an amax pass and its TP all-reduce (max) so that every shard casts with one scale
+  // (TE: with_amax_reduction over the TP group), then the cast into `copies` copies; returns the
+  // bytes per element the gather then moves (dtype's, and nothing emitted, when not quantized).
+  double quantize_shard_for_gather(TpEmitHost& host, const std::string& name, Phase phase,
+                                   std::int64_t features, std::int32_t copies) const;
+  // The column-wise (transposed) FP8 copy of a gathered [T, features] tensor that Hopper's
+  // wgrad GEMM reads, built after a userbuffers gather: one byte read and one written per element.
+  void transpose_gathered(TpEmitHost& host, const std::string& name, Phase phase,
+                          std::int64_t features) const;
   // A backward collective of the column layer: userbuffers (bulk overlap) or NCCL.
   OpId column_comm(TpEmitHost& host, const std::string& name, CollectiveKind kind, SlotId in,
                    SlotId out, double element_bytes = 0) const;

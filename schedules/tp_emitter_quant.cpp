@@ -30,16 +30,10 @@ void TpLayerEmitter::cast_weight(TpEmitHost& host, Phase phase) const {
   quantize(host, s_.what + " w", phase, s_.n * s_.k, 2);
 }
 
-OpId TpLayerEmitter::quantized_gather(TpEmitHost& host, const std::string& name,
-                                      const std::string& gather_name, Phase phase,
-                                      std::int64_t features, std::int32_t copies) const {
-  if (!s_.gather_quantized) {
-    // TE all-gathers block-scaled inputs in bf16 and quantizes the whole tensor after.
-    host.tp_wait(host.tp_collective(gather_name, phase, CollectiveKind::all_gather,
-                                    s_.tokens * features * dtype_bytes(s_.dtype), -1, -1));
-    quantize(host, name, phase, s_.tokens * features, copies);
-    return -1;
-  }
+double TpLayerEmitter::quantize_shard_for_gather(TpEmitHost& host, const std::string& name,
+                                                 Phase phase, std::int64_t features,
+                                                 std::int32_t copies) const {
+  if (!quantized()) return static_cast<double>(dtype_bytes(s_.dtype));
   const std::int64_t local = s_.local_tokens * features;
   if (s_.amax_pass) {
     host.tp_kernel(name + " amax", phase,
@@ -51,10 +45,33 @@ OpId TpLayerEmitter::quantized_gather(TpEmitHost& host, const std::string& name,
   KernelCall cast{KernelKind::copy, s_.dtype, VectorShape{local, 1 + copies}, {}, {}};
   cast.quant = s_.quant;
   host.tp_kernel(name + " cast", phase, std::move(cast));
-  return host.tp_collective(
-      gather_name, phase, CollectiveKind::all_gather,
-      std::llround(static_cast<double>(s_.tokens * features) * quant_element_bytes(s_.quant)), -1,
-      -1);
+  return quant_element_bytes(s_.quant);
+}
+
+// An FP8 -> FP8 transpose moves one byte in and one out per element (scales aside): costed as the
+// same bytes in `dtype` elements read and written once.
+void TpLayerEmitter::transpose_gathered(TpEmitHost& host, const std::string& name, Phase phase,
+                                        std::int64_t features) const {
+  const double bytes = static_cast<double>(s_.tokens * features) * quant_element_bytes(s_.quant);
+  const auto elements = std::llround(bytes / static_cast<double>(dtype_bytes(s_.dtype)));
+  host.tp_kernel(name + " transpose", phase,
+                 KernelCall{KernelKind::copy, s_.dtype, VectorShape{elements, 2}, {}, {}});
+}
+
+OpId TpLayerEmitter::quantized_gather(TpEmitHost& host, const std::string& name,
+                                      const std::string& gather_name, Phase phase,
+                                      std::int64_t features, std::int32_t copies) const {
+  if (!s_.gather_quantized) {
+    // TE all-gathers block-scaled inputs in bf16 and quantizes the whole tensor after.
+    host.tp_wait(host.tp_collective(gather_name, phase, CollectiveKind::all_gather,
+                                    s_.tokens * features * dtype_bytes(s_.dtype), -1, -1));
+    quantize(host, name, phase, s_.tokens * features, copies);
+    return -1;
+  }
+  const double element_bytes = quantize_shard_for_gather(host, name, phase, features, copies);
+  return host.tp_collective(gather_name, phase, CollectiveKind::all_gather,
+                            std::llround(static_cast<double>(s_.tokens * features) * element_bytes),
+                            -1, -1);
 }
 
 }  // namespace meshsim

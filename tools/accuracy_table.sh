@@ -5,6 +5,8 @@
 #   between the accuracy-table-torchtitan markers
 #     meshsim compare data/published/torchtitan_runs.json --markdown, then the same command's
 #     text output (every row's measured, predicted and error, or why it is skipped)
+#   between the accuracy-table-megatron-bridge markers
+#     meshsim compare data/published/megatron_bridge_h100_runs.json --markdown
 #
 #   tools/accuracy_table.sh [MESHSIM]           rewrite README.md (MESHSIM: build/dev/tools/meshsim)
 #   tools/accuracy_table.sh [MESHSIM] --check   exit 1, with the difference, if README.md is stale
@@ -58,6 +60,16 @@ runs=data/published/torchtitan_runs.json
   echo '```'
 } >"$table"
 replace accuracy-table-torchtitan
+
+runs=data/published/megatron_bridge_h100_runs.json
+{
+  echo '```console'
+  echo "\$ meshsim compare $runs --markdown"
+  echo '```'
+  echo
+  "$meshsim" compare "$runs" --markdown
+} >"$table"
+replace accuracy-table-megatron-bridge
 
 if [[ $check == 1 ]]; then
   if ! diff -u README.md "$current"; then

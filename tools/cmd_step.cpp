@@ -129,6 +129,7 @@ std::vector<OptionSpec> step_options() {
   };
   specs.push_back(precision_option());
   specs.push_back(tp_comm_overlap_option());
+  specs.push_back(tp_overlap_rs_option());
   for (auto& o : sharding_options()) specs.push_back(std::move(o));
   for (auto& o : moe_options()) specs.push_back(std::move(o));
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
@@ -381,9 +382,12 @@ void print_step_text(const StepReport& r, const OutputRequest& out, const Comman
   s += precision_line(p, out.hardware);
   if (p.tp_comm_overlap) {
     s += fmt::format(
-        "  TP comm overlap: userbuffers ring exchange ({} chunks), pipelined reduce-scatter ({} "
-        "chunks, GEMMs on {} of {} SMs), bulk backward\n",
-        p.tp, kTpOverlapSplits, p.gpu_sms - kTpOverlapCommSms, p.gpu_sms);
+        "  TP comm overlap: userbuffers ring exchange ({} chunks), {}, bulk backward\n", p.tp,
+        p.tp_overlap_rs == TpOverlapRs::ring_exchange
+            ? fmt::format("ring-exchange reduce-scatter ({} chunks, GEMMs on {} of {} SMs)", p.tp,
+                          p.gpu_sms - kTpOverlapRingRsSms, p.gpu_sms)
+            : fmt::format("pipelined reduce-scatter ({} chunks, GEMMs on {} of {} SMs)",
+                          kTpOverlapSplits, p.gpu_sms - kTpOverlapCommSms, p.gpu_sms));
   }
   if (model.moe) s += moe_lines(model, p, moe_breakdown(model, p, result, b));
   s += fmt::format("step time      {:.6f} s\n", step_s);

@@ -203,6 +203,7 @@ std::vector<OptionSpec> sweep_options() {
                    "fp8-delayed, fp8-current, fp8-blockwise, mxfp8, nvfp4 (meshsim step "
                    "--help says what each models) [bf16]"});
   specs.push_back(tp_comm_overlap_option());
+  specs.push_back(tp_overlap_rs_option());
   for (auto& o : sharding_options()) specs.push_back(std::move(o));
   return specs;
 }
@@ -368,11 +369,17 @@ std::string shared_settings(const PlanLists& lists) {
   if (lists.base.cross_entropy != CrossEntropy::vocab_parallel) {
     stack += fmt::format(", cross entropy {}", to_string(lists.base.cross_entropy));
   }
-  return fmt::format(
-      "sharding {}, recompute {}{}{}{}", sharding,
-      recomputes.size() == 1 ? std::string(to_string(recomputes.front()))
-                             : list_text(recomputes) + " (searched)",
-      precision, lists.base.tp_comm_overlap ? ", TP comm overlap (plans with tp > 1)" : "", stack);
+  return fmt::format("sharding {}, recompute {}{}{}{}", sharding,
+                     recomputes.size() == 1 ? std::string(to_string(recomputes.front()))
+                                            : list_text(recomputes) + " (searched)",
+                     precision,
+                     lists.base.tp_comm_overlap
+                         ? fmt::format(", TP comm overlap (plans with tp > 1){}",
+                                       lists.base.tp_overlap_rs == TpOverlapRs::ring_exchange
+                                           ? ", ring-exchange reduce-scatter"
+                                           : "")
+                         : "",
+                     stack);
 }
 
 // The text report: the cluster and workload, the plan counts, the rejection rules, the top plans

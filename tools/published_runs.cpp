@@ -450,13 +450,32 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
   out.plan.dtype = dtype_of(run.precision);
   apply_source_conventions(run, out);
   // Only where the row says the run had it (`parallel.tp_comm_overlap`: Megatron-Core's
-  // --tp-comm-overlap); no row of data/published states it. Read outside the try: a malformed
-  // field is an error of the file, not a row meshsim cannot express.
+  // --tp-comm-overlap; the Megatron-Bridge rows take it from their recipes). Read outside the
+  // try: a malformed field is an error of the file, not a row meshsim cannot express.
   const bool tp_comm_overlap = flag(run.parallel, "tp_comm_overlap");
+  // `parallel.tp_comm_overlap_rs`: the userbuffers method of the row forward's reduce-scatter
+  // the run's configuration names (null: TE's default, pipeline).
+  std::optional<TpOverlapRs> rs;
+  if (const auto word = text(run.parallel, "tp_comm_overlap_rs")) {
+    rs = parse_tp_overlap_rs(*word);
+    if (!rs) {
+      throw InputError(fmt::format(
+          "field 'tp_comm_overlap_rs': expected \"pipeline\" or \"ring-exchange\", got '{}'",
+          *word));
+    }
+  }
   try {
     if (tp_comm_overlap) {
       enable_tp_comm_overlap(out.hardware, out.plan);
       out.conventions.emplace_back("TP communication overlap (the source's --tp-comm-overlap)");
+      if (rs == TpOverlapRs::ring_exchange) {
+        out.plan.tp_overlap_rs = *rs;
+        out.conventions.emplace_back(
+            "TP communication overlap: ring-exchange reduce-scatter (the run's userbuffers "
+            "configuration)");
+      }
+    } else if (rs == TpOverlapRs::ring_exchange) {
+      throw InputError("`tp_comm_overlap_rs` ring-exchange needs `tp_comm_overlap`");
     }
     check_step_plan(out.model, out.plan);
     if (out.plan.num_microbatches_with_partial_activation_checkpoints) {

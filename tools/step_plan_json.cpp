@@ -26,6 +26,8 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   j["overlap_param_gather"] = p.overlap_param_gather;
   j["overlap_grad_reduce"] = p.overlap_grad_reduce;
   if (p.tp_comm_overlap) j["tp_comm_overlap"] = true;
+  if (p.tp_overlap_rs != TpOverlapRs::pipeline)
+    j["tp_comm_overlap_rs"] = to_string(p.tp_overlap_rs);
   j["sequence_parallel"] = p.sequence_parallel;
   j["dp_buckets"] = p.dp_buckets;
   j["fold_dp"] = p.fold_dp;

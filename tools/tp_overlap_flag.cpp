@@ -12,7 +12,17 @@ OptionSpec tp_comm_overlap_option() {
           "Transformer Engine's userbuffers TP communication overlap (Megatron-Core's "
           "--tp-comm-overlap, TE's default per-layer configuration), with sequence parallelism: "
           "ring-exchanged all-gathers beside chunk GEMMs, pipelined reduce-scatters, bulk "
-          "overlap of the column backward; bf16 linears, TP inside one node"};
+          "overlap of the column backward; bf16, fp8-delayed or fp8-current linears, TP inside "
+          "one node"};
+}
+
+OptionSpec tp_overlap_rs_option() {
+  return {"--tp-comm-overlap-rs", "pipeline|ring-exchange",
+          "with --tp-comm-overlap, the userbuffers method of the reduce-scatter after the "
+          "projection and MLP-down forward GEMMs (TE's proj_fprop / fc2_fprop): pipeline (TE's "
+          "default: 4 chunk GEMMs on sm_count - 16 SMs) or ring-exchange (tp chunk GEMMs on "
+          "sm_count - 1 SMs, each chunk sent to its owner, one summing kernel; Megatron-Bridge's "
+          "H100 FP8 configurations) [pipeline]"};
 }
 
 void enable_tp_comm_overlap(const HardwareProfile& hardware, StepPlan& plan) {
@@ -38,6 +48,13 @@ void enable_tp_comm_overlap(const HardwareProfile& hardware, StepPlan& plan) {
 
 void read_tp_comm_overlap(const Args& args, const HardwareProfile& hardware, StepPlan& plan) {
   if (args.has("--tp-comm-overlap")) enable_tp_comm_overlap(hardware, plan);
+  if (!args.has("--tp-comm-overlap-rs")) return;
+  const std::string method =
+      args.get_choice("--tp-comm-overlap-rs", "pipeline", {"pipeline", "ring-exchange"});
+  if (!plan.tp_comm_overlap) {
+    throw InputError("--tp-comm-overlap-rs needs --tp-comm-overlap");
+  }
+  plan.tp_overlap_rs = *parse_tp_overlap_rs(method);
 }
 
 }  // namespace meshsim

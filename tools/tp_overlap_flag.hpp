@@ -8,12 +8,14 @@
 namespace meshsim {
 
 OptionSpec tp_comm_overlap_option();
+OptionSpec tp_overlap_rs_option();
 
 // Switches plan.tp_comm_overlap on with the GPU's SM count (the profile's sm_count); InputError
 // naming the flag when the profile does not give it.
 void enable_tp_comm_overlap(const HardwareProfile& hardware, StepPlan& plan);
 
-// --tp-comm-overlap present: enable_tp_comm_overlap; absent: the plan unchanged.
+// --tp-comm-overlap present: enable_tp_comm_overlap; absent: the plan unchanged. Then
+// --tp-comm-overlap-rs (InputError without --tp-comm-overlap).
 void read_tp_comm_overlap(const Args& args, const HardwareProfile& hardware, StepPlan& plan);
 
 }  // namespace meshsim

@@ -25,6 +25,7 @@ struct RecordingHost final : TpEmitHost {
     double sm_share = 1.0;       // kernels
     bool userbuffers = false;    // a tp_userbuffers transfer
     bool after_compute = false;  // userbuffers: issued behind the last compute kernel
+    int shift = 0;               // userbuffers: a permute's distance to the receiver
     CollectiveKind kind = CollectiveKind::all_reduce;
   };
   std::vector<Call> calls;
@@ -44,10 +45,11 @@ struct RecordingHost final : TpEmitHost {
     return static_cast<OpId>(calls.size() - 1);
   }
   OpId tp_userbuffers(std::string name, Phase, CollectiveKind kind, std::int64_t bytes,
-                      bool after_compute) override {
+                      bool after_compute, int shift) override {
     Call c{std::move(name), {}, bytes, {}, 0, QuantFormat::none};
     c.userbuffers = true;
     c.after_compute = after_compute;
+    c.shift = shift;
     c.kind = kind;
     calls.push_back(std::move(c));
     return static_cast<OpId>(calls.size() - 1);

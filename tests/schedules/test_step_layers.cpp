@@ -198,10 +198,19 @@ TEST_CASE("step layers: TP overlap needs tp > 1 with SP, bf16 and the GPU's SM c
                                          "parallelism (got tp 8, sequence parallelism off)"),
                        InputError);
   p = overlap_plan(true);
-  p.precision = Precision::fp8_delayed;
+  p.precision = Precision::fp8_delayed;  // per-tensor scaling: TE overlaps it
+  CHECK_NOTHROW(check_step_plan(m, p));
+  p.precision = Precision::fp8_current;
+  CHECK_NOTHROW(check_step_plan(m, p));
+  p.precision = Precision::mxfp8;  // TE >= 2.2 raises NotImplementedError for block scaling
   CHECK_THROWS_WITH_AS(check_step_plan(m, p),
-                       doctest::Contains("modelled for bf16 linears only, got `precision` "
-                                         "fp8-delayed"),
+                       doctest::Contains("takes per-tensor FP8 scaling only), got `precision` "
+                                         "mxfp8"),
+                       InputError);
+  p = overlap_plan(false);
+  p.tp_overlap_rs = TpOverlapRs::ring_exchange;
+  CHECK_THROWS_WITH_AS(check_step_plan(m, p),
+                       doctest::Contains("`tp_overlap_rs` ring-exchange needs `tp_comm_overlap`"),
                        InputError);
   p = overlap_plan(true);
   p.gpu_sms = 0;

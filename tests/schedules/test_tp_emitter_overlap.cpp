@@ -120,3 +120,70 @@ TEST_CASE("overlap off: the same layer emits the NCCL collectives and whole GEMM
   CHECK_FALSE(h.named("xg").userbuffers);
   CHECK(h.named("fwd").gemm == GemmShape{1024, 512, 2048, false, true, false});
 }
+
+TEST_CASE("overlap: the row forward reduce-scatter as a ring exchange of t chunks (TE P2P)") {
+  TpLayerSpec sp = spec(false);
+  sp.ub_rs_ring = true;
+  sp.ub_rs_ring_sm_share = 131.0 / 132.0;  // num_sm 1 with set_sm_margin
+  RecordingHost h;
+  TpLayerEmitter(sp).forward(h, {}, kNames, Phase::fwd);
+  CHECK(h.names() == std::vector<std::string>{"fwd 0", "y rs 0", "fwd 1", "y rs 1", "fwd 2",
+                                              "y rs 2", "fwd 3", "y rs sum"});
+  for (int i = 0; i < 4; ++i) {
+    const auto& g = h.named("fwd " + std::to_string(i));
+    CHECK(g.gemm == GemmShape{256, 512, 2048, false, true, false});  // T/t rows
+    CHECK(g.sm_share == doctest::Approx(131.0 / 132.0));
+  }
+  for (int i = 0; i < 3; ++i) {
+    const auto& send = h.named("y rs " + std::to_string(i));
+    CHECK(send.userbuffers);
+    CHECK(send.kind == CollectiveKind::permute);
+    CHECK(send.shift == i + 1);          // chunk i belongs to the rank i + 1 on
+    CHECK(send.after_compute);           // behind its chunk's GEMM
+    CHECK(send.bytes == 256 * 512 * 2);  // one [T/t, n] chunk of partial sums, bf16
+  }
+  // The sum waits for the last receive and reads the t = 4 partial chunks, writing one:
+  // (4 + 1) x 256 x 512 x 2 bytes.
+  const auto& sum = h.named("y rs sum");
+  CHECK(sum.waits == std::vector<OpId>{5});
+  CHECK(sum.kernel_bytes == doctest::Approx(5.0 * 256 * 512 * 2));
+}
+
+TEST_CASE("overlap with FP8 linears: shards cast before the ring exchanges, which move FP8") {
+  // Current scaling: amax of the shard, its TP all-reduce, one row-wise cast; the ring moves
+  // 1-byte elements (E4M3, one scale per tensor); the chunk GEMMs run in FP8.
+  TpLayerSpec sc = spec(true);
+  sc.quant = QuantFormat::fp8;
+  sc.amax_pass = true;
+  RecordingHost h;
+  TpLayerEmitter(sc).forward(h, {}, kNames, Phase::fwd);
+  CHECK(h.names() == std::vector<std::string>{"l x amax", "l x amax all-reduce", "l x cast",
+                                              "l x ring exchange 0", "fwd 0", "l x ring exchange 1",
+                                              "fwd 1", "l x ring exchange 2", "fwd 2", "fwd 3"});
+  CHECK(h.named("l x amax all-reduce").bytes == 4);          // one fp32 amax
+  CHECK(h.named("l x cast").waits == std::vector<OpId>{1});  // after the shared amax
+  // The cast reads the bf16 shard and writes one FP8 copy: 256 x 2048 x (2 + 1) bytes.
+  CHECK(h.named("l x cast").kernel_bytes == doctest::Approx(256.0 * 2048 * 3));
+  CHECK(h.named("l x ring exchange 0").bytes == 256 * 2048);  // FP8: half the bf16 shard
+  CHECK(h.named("l x ring exchange 0").after_compute);        // behind the cast
+  CHECK(h.named("fwd 2").quant == QuantFormat::fp8);
+
+  // The row backward: dY's shards cast and exchanged in FP8, then the gathered dY transposed
+  // for the wgrad GEMM (one byte in, one out per element: 1024 x 512 x 2).
+  TpLayerSpec sr = spec(false);
+  sr.quant = QuantFormat::fp8;
+  RecordingHost b;
+  TpLayerEmitter(sr).backward(b, {}, kNames, true);
+  CHECK(b.names() == std::vector<std::string>{"l dy cast", "l dy ring exchange 0", "dgrad 0",
+                                              "l dy ring exchange 1", "dgrad 1",
+                                              "l dy ring exchange 2", "dgrad 2", "dgrad 3",
+                                              "l dy transpose", "wgrad"});
+  CHECK(b.named("l dy ring exchange 1").bytes == 256 * 512);
+  CHECK(b.named("l dy transpose").kernel_bytes == doctest::Approx(1024.0 * 512 * 2));
+
+  // The column backward gathers the saved FP8 X (bulk) and transposes it before the wgrad.
+  RecordingHost c;
+  TpLayerEmitter(sc).backward(c, {}, kNames, true);
+  CHECK(c.named("xg bwd").bytes == 1024 * 2048);  // [T, k] in FP8
+  CHECK(c.named("l x transpose").kernel_bytes == doctest::Approx(1024.0 * 2048 * 2));
+}

@@ -11,7 +11,7 @@ using namespace meshsim;
 namespace {
 
 StepPlan read(const std::vector<std::string>& argv, const std::string& hardware = "h100-sxm") {
-  const Args args("step", {tp_comm_overlap_option()}, argv);
+  const Args args("step", {tp_comm_overlap_option(), tp_overlap_rs_option()}, argv);
   StepPlan p;
   read_tp_comm_overlap(args, load_hardware(hardware), p);
   return p;
@@ -44,4 +44,21 @@ TEST_CASE("--tp-comm-overlap: a GPU without a known SM count names the flag") {
                        doctest::Contains("gives no SM count above 16 (its sm_count field, too "
                                          "small"),
                        InputError);
+}
+
+TEST_CASE("--tp-comm-overlap-rs: pipeline by default, ring-exchange named, only with the overlap") {
+  CHECK(read({"--tp-comm-overlap"}).tp_overlap_rs == TpOverlapRs::pipeline);
+  CHECK(read({"--tp-comm-overlap", "--tp-comm-overlap-rs", "ring-exchange"}).tp_overlap_rs ==
+        TpOverlapRs::ring_exchange);
+  CHECK(read({"--tp-comm-overlap", "--tp-comm-overlap-rs", "pipeline"}).tp_overlap_rs ==
+        TpOverlapRs::pipeline);
+  CHECK_THROWS_WITH_AS(read({"--tp-comm-overlap-rs", "ring-exchange"}),
+                       doctest::Contains("--tp-comm-overlap-rs needs --tp-comm-overlap"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(read({"--tp-comm-overlap", "--tp-comm-overlap-rs", "ring"}),
+                       doctest::Contains("--tp-comm-overlap-rs expects one of "
+                                         "pipeline|ring-exchange, got 'ring'"),
+                       InputError);
+  CHECK(to_string(TpOverlapRs::ring_exchange) == "ring-exchange");
+  CHECK_FALSE(parse_tp_overlap_rs("ring_exchange").has_value());
 }
