@@ -7,7 +7,8 @@ namespace meshsim {
 namespace {
 
 // What the totals include beyond the columns, on the peak rank: ZeRO-3 / FSDP's unsharded unit
-// buffers, the loss backward's transient and a low precision's quantized weight copies.
+// buffers, the loss backward's transient, MoE dispatch buffers, the workspace allowance and a
+// low precision's quantized weight copies.
 std::string memory_notes(const MemoryEstimate& mem) {
   std::string s;
   const StageMemory& peak = mem.stages[static_cast<std::size_t>(mem.peak_rank)];
@@ -21,6 +22,17 @@ std::string memory_notes(const MemoryEstimate& mem) {
         "  (total includes the loss backward's fp32 gradients, in place of the recompute column: "
         "{:.2f} GB on pipeline rank {})\n",
         peak.loss_working / 1e9, mem.peak_rank);
+  }
+  if (peak.moe_buffers > 0) {
+    s += fmt::format(
+        "  (total includes the MoE dispatch buffers: {:.2f} GB on pipeline rank {})\n",
+        peak.moe_buffers / 1e9, mem.peak_rank);
+  }
+  if (peak.workspace > 0) {
+    s += fmt::format(
+        "  (total includes a workspace allowance of {:.2f} GB per rank: CUDA context, cuBLAS and "
+        "NCCL workspaces, allocator fragmentation)\n",
+        peak.workspace / 1e9);
   }
   if (peak.quantized_weights > 0) {
     s += fmt::format(
