@@ -112,6 +112,15 @@ void StepBuilder::finish_rank() {
   // the rank's fp32 main gradients, one read of 4 bytes per parameter; the scaling by the clip
   // coefficient runs only when the norm exceeds the threshold, and is not modelled).
   update_fp8_scales();
+  if (!p_.grad_reduce_in_fp32) {
+    // Megatron-Core's optimizer copies the shard's gradients from the bf16 buffer into the fp32
+    // main grads (_copy_model_grads_to_main_grads): read e, write 4 bytes per parameter (the fp32
+    // write carried as 4 extra bytes per element).
+    const KernelCall copy{KernelKind::copy,   p_.dtype, VectorShape{shard, 1, 4}, {}, {},
+                          ElementwiseFn::none};
+    last_compute_ = builder_.add(rank_, compute_, "copy grads to main",
+                                 OpLabels{Phase::optimizer, -1, -1, -1, -1}, copy, take_waits());
+  }
   const KernelCall norm{KernelKind::elementwise, DType::fp32, VectorShape{shard, 1}, {}, {},
                         ElementwiseFn::none};
   last_compute_ = builder_.add(rank_, compute_, "grad norm",
@@ -121,21 +130,25 @@ void StepBuilder::finish_rank() {
   precompute_fsdp_scales();
   if (dist && !p_.overlap_param_gather && !shards_parameters(p_.sharding)) {
     for (std::size_t b = 0; b < bucket_bytes_.size(); ++b) {
-      // Updated bf16 parameters: the bucket's fp32 grad bytes / 2 (4-byte grads, 2-byte params).
+      // Updated parameters in their dtype: the bucket's gradient bytes / grad bytes x e.
       dp_collective(fmt::format("param all-gather bucket {}", b), Phase::optimizer, -1, -1,
-                    CollectiveKind::all_gather, bucket_bytes_[b] / 4 * e_);
+                    CollectiveKind::all_gather, bucket_bytes_[b] / grad_bytes_ * e_);
     }
   }
 }
 
-// The step begins by zeroing the rank's fp32 main-gradient buffer (Megatron-LM's
-// zero_grad_buffer: a memset, one write of 4 bytes per parameter of the rank's chunks).
+// The step begins by zeroing the rank's main-gradient buffer (Megatron-LM's zero_grad_buffer: a
+// memset, one write of grad_bytes per parameter of the rank's chunks: fp32, or the parameters'
+// dtype without grad_reduce_in_fp32).
 void StepBuilder::zero_grad_buffer() {
   std::int64_t params = 0, experts = 0;
   rank_parameters(params, experts);
-  const KernelCall zero{
-      KernelKind::elementwise, DType::fp32, VectorShape{params + experts, 1}, {}, {},
-      ElementwiseFn::none};
+  const KernelCall zero{KernelKind::elementwise,
+                        p_.grad_reduce_in_fp32 ? DType::fp32 : p_.dtype,
+                        VectorShape{params + experts, 1},
+                        {},
+                        {},
+                        ElementwiseFn::none};
   last_compute_ = builder_.add(rank_, compute_, "zero grad buffer",
                                OpLabels{Phase::optimizer, -1, -1, -1, -1}, zero, take_waits());
 }
@@ -190,7 +203,8 @@ OpId StepBuilder::dp_collective(std::string name, Phase phase, int mb, int chunk
                                 CollectiveKind kind, std::int64_t bytes) {
   std::vector<OpId> deps;
   if (last_compute_ >= 0) deps.push_back(last_compute_);
-  const DType dtype = phase == Phase::optimizer ? p_.dtype : DType::fp32;
+  // Parameters (the optimizer's all-gathers) in their dtype; gradients in the buffer's.
+  const DType dtype = phase == Phase::optimizer || !p_.grad_reduce_in_fp32 ? p_.dtype : DType::fp32;
   return builder_.add(rank_, dp_comm_, std::move(name), OpLabels{phase, -1, mb, -1, chunk},
                       CollectiveCall{kind, dp_group_, bytes, dtype}, std::move(deps));
 }

@@ -51,6 +51,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
     tokens_ = plan.microbatch_size * (seq_ / plan.cp);
     local_tokens_ = sp_ ? tokens_ / t_ : tokens_;
     e_ = dtype_bytes(plan.dtype);
+    grad_bytes_ = plan.grad_reduce_in_fp32 ? 4 : static_cast<int>(e_);
     msg_bytes_ = plan.microbatch_size * (seq_ / plan.cp) * model.hidden / (sp_ ? t_ : 1) * e_;
     layer_begin_.assign(static_cast<std::size_t>(stages_) + 1, 0);
     for (int s = 0; s < stages_; ++s) {
@@ -338,7 +339,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
 
   // ---- gradient buckets (schedules/gradient_buckets) --------------------------------------------
   GradientBuckets buckets_for(int stage) const {
-    return GradientBuckets(layer_count(stage), p_.dp_buckets, stage == 0 ? embedding_params_ : 0);
+    return GradientBuckets(layer_count(stage), p_.dp_buckets, stage == 0 ? embedding_params_ : 0,
+                           grad_bytes_);
   }
 
   void launch_ready(GradientBuckets& b, int mb, int chunk);
@@ -433,6 +435,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   ProgramBuilder builder_;
   StreamId compute_ = 0, tp_comm_ = 0, cp_comm_ = 0, dp_comm_ = 0, gather_comm_ = -1;
   std::int64_t seq_ = 0, tokens_ = 0, local_tokens_ = 0, e_ = 2, msg_bytes_ = 0;
+  int grad_bytes_ = 4;  // bytes per gradient element in the DDP buffer (grad_reduce_in_fp32)
   std::int64_t layer_params_ = 0, layer_linear_params_ = 0, embedding_params_ = 0, head_params_ = 0,
                vocab_shard_ = 0;
   std::vector<int> layer_begin_;

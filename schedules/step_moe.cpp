@@ -353,13 +353,13 @@ void StepBuilder::reduce_expert_grads(int stage, int mb, int chunk) {
   const bool dist = p_.distributed_optimizer;
   std::vector<OpId> deps;
   if (last_compute_ >= 0) deps.push_back(last_compute_);
-  // fp32 main gradients (4 bytes per parameter), as the dense buckets.
+  // Main gradients in the buffer's dtype (grad_reduce_in_fp32: fp32), as the dense buckets.
   dp_ops_.push_back(builder_.add(
       rank_, dp_comm_,
       fmt::format("expert grad {} c{}", dist ? "reduce-scatter" : "all-reduce", chunk),
       OpLabels{Phase::wgrad, -1, mb, -1, chunk},
       CollectiveCall{dist ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, edp_group_,
-                     params * 4, DType::fp32},
+                     params * grad_bytes_, p_.grad_reduce_in_fp32 ? DType::fp32 : p_.dtype},
       std::move(deps)));
 }
 

@@ -175,6 +175,7 @@ MemoryPlan memory_plan(const StepPlan& plan) {
   m.sequence_parallel = plan.sequence_parallel;
   m.recompute = plan.recompute;
   m.distributed_optimizer = plan.distributed_optimizer;
+  m.grad_bytes = plan.grad_reduce_in_fp32 ? 4.0 : static_cast<double>(dtype_bytes(plan.dtype));
   m.sharding = plan.sharding;
   m.kv_rotation = plan.kv_rotation;
   m.attention_core = plan.attention;
@@ -279,6 +280,11 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
   }
   check_moe_plan(model, plan.moe, plan.tp, plan.cp, plan.dp, plan.sequence_parallel);
   check_tp_comm_overlap(plan, seq);
+  if (!plan.grad_reduce_in_fp32 && plan.sharding.zero >= 2) {
+    throw InputError(
+        "`grad_reduce_in_fp32` false applies to Megatron-Core's DDP gradient buffer (no sharding, "
+        "or the distributed optimizer); ZeRO-2/3 and FSDP reduce their own gradient shards");
+  }
   check_moe_overlap(model, plan);
   check_memory_plan(model, memory_plan(plan));
   check_pipeline_shape(step_shape(plan));

@@ -57,6 +57,11 @@ struct StepPlan {
   // --overlap-grad-reduce); false: every bucket after the rank's whole backward, as Megatron-LM's
   // allreduce_gradients() after forward_backward before Megatron-Core (2021-2022 runs).
   bool overlap_grad_reduce = true;
+  // Megatron-Core's DistributedDataParallelConfig.grad_reduce_in_fp32: the gradient buffer and
+  // its data-parallel reduction in fp32 (true: Megatron-LM forces it for bf16 training) or in the
+  // parameters' dtype (false: Megatron-Bridge's performance recipes), the distributed optimizer
+  // then copying its shard to fp32 main grads before the step. DDP buffers only (zero <= 1).
+  bool grad_reduce_in_fp32 = true;
   // Transformer Engine's userbuffers TP communication overlap as Megatron-Core's --tp-comm-overlap
   // runs it with TE's default per-layer configuration (schedules/tp_emitter_overlap.cpp), with
   // sequence parallelism: the all-gathers before the QKV and MLP-up GEMMs and of dY before the

@@ -111,6 +111,10 @@ std::vector<OptionSpec> step_options() {
       {"--no-overlap-grad-reduce", "",
        "reduce the gradients after the whole backward (Megatron-LM without "
        "--overlap-grad-reduce) instead of bucket by bucket during it"},
+      {"--no-grad-reduce-in-fp32", "",
+       "keep and reduce the gradients in the parameters' dtype instead of fp32 (Megatron-Core's "
+       "grad_reduce_in_fp32=False, as Megatron-Bridge's performance recipes run): half the "
+       "gradient buffer and the data-parallel reduction bytes; no ZeRO-2/3 or FSDP"},
       {"--overlap-param-gather", "",
        "with --distributed-optimizer: the parameter all-gathers run during the forward, bucket "
        "by bucket (Megatron-Core's --overlap-param-gather)"},
@@ -203,6 +207,12 @@ void read_optimizer_and_overlap(const Args& args, const HardwareProfile& hardwar
   }
   if (p.overlap_param_gather && !p.distributed_optimizer) {
     throw InputError("--overlap-param-gather needs --distributed-optimizer");
+  }
+  p.grad_reduce_in_fp32 = !args.has("--no-grad-reduce-in-fp32");
+  if (!p.grad_reduce_in_fp32 && p.sharding.zero >= 2) {
+    throw InputError(
+        "--no-grad-reduce-in-fp32 applies to Megatron-Core's DDP gradient buffer: with --zero 2/3 "
+        "or --fsdp the gradient shards are reduced in their own dtype");
   }
   read_tp_comm_overlap(args, hardware, p);
 }

@@ -453,6 +453,15 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
   // --tp-comm-overlap; the Megatron-Bridge rows take it from their recipes). Read outside the
   // try: a malformed field is an error of the file, not a row meshsim cannot express.
   const bool tp_comm_overlap = flag(run.parallel, "tp_comm_overlap");
+  // `parallel.grad_reduce_in_fp32: false`: Megatron-Core's DDP gradient buffer in bf16 (absent or
+  // null: fp32, as Megatron-LM runs bf16).
+  const json& grad_fp32 = run.parallel.is_object() && run.parallel.contains("grad_reduce_in_fp32")
+                              ? run.parallel.at("grad_reduce_in_fp32")
+                              : json();
+  if (!grad_fp32.is_null() && !grad_fp32.is_boolean()) {
+    throw InputError(fmt::format("field 'grad_reduce_in_fp32': expected true, false or null, got {}",
+                                 grad_fp32.dump()));
+  }
   // `parallel.tp_comm_overlap_rs`: the userbuffers method of the row forward's reduce-scatter
   // the run's configuration names (null: TE's default, pipeline).
   std::optional<TpOverlapRs> rs;
@@ -476,6 +485,12 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
       }
     } else if (rs == TpOverlapRs::ring_exchange) {
       throw InputError("`tp_comm_overlap_rs` ring-exchange needs `tp_comm_overlap`");
+    }
+    if (grad_fp32.is_boolean() && !grad_fp32.get<bool>()) {
+      out.plan.grad_reduce_in_fp32 = false;
+      out.conventions.emplace_back(
+          "gradients kept and reduced in the parameters' dtype (the run's grad_reduce_in_fp32 "
+          "false)");
     }
     check_step_plan(out.model, out.plan);
     if (out.plan.num_microbatches_with_partial_activation_checkpoints) {

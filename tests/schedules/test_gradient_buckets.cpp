@@ -8,7 +8,7 @@ using namespace meshsim;
 
 TEST_CASE("GradientBuckets: 10 layers in 4 buckets close after ceil(j x 10 / 4) layers") {
   // Bucket j closes once ceil((j+1) x 10 / 4) = 3, 5, 8, 10 layers are done (backward order).
-  GradientBuckets b(10, 4, 7);
+  GradientBuckets b(10, 4, 7, 4);
   CHECK(b.count() == 4);
   b.add(100);  // the head's parameters go with the first bucket
   std::vector<int> closed_after;
@@ -33,12 +33,21 @@ TEST_CASE("GradientBuckets: 10 layers in 4 buckets close after ceil(j x 10 / 4) 
 }
 
 TEST_CASE("GradientBuckets: fewer layers than buckets, and a chunk with no layers") {
-  GradientBuckets two(2, 4, 0);
+  GradientBuckets two(2, 4, 0, 4);
   CHECK(two.count() == 2);  // one bucket per layer
-  GradientBuckets none(0, 4, 5);
+  GradientBuckets none(0, 4, 5, 4);
   CHECK(none.count() == 1);
   none.add(9);  // e.g. only the head
   const auto ready = none.take_ready();
   REQUIRE(ready.size() == 1);
   CHECK(ready[0].bytes == 4 * (9 + 5));
+}
+
+TEST_CASE("GradientBuckets: bf16 gradients (grad_reduce_in_fp32 off) move 2 bytes per parameter") {
+  GradientBuckets b(1, 1, 0, 2);
+  b.add(1000);
+  b.layer_done();
+  const auto ready = b.take_ready();
+  REQUIRE(ready.size() == 1);
+  CHECK(ready[0].bytes == 2 * 1000);
 }

@@ -12,6 +12,15 @@ using namespace meshsim;
 
 namespace {
 
+// The name of the next op of the same rank after op `id`.
+std::string prog_next_name(const Program& prog, int id) {
+  const int rank = prog.ops[static_cast<std::size_t>(id)].rank;
+  for (std::size_t i = static_cast<std::size_t>(id) + 1; i < prog.ops.size(); ++i) {
+    if (prog.ops[i].rank == rank) return prog.ops[i].name;
+  }
+  return "";
+}
+
 // GPT-style model: h 64, 4 heads, f 256, V 512, seq 32, 2 layers, LayerNorm, biases, tied.
 TransformerModel gpt_tiny() {
   TransformerModel m;
@@ -186,4 +195,42 @@ TEST_CASE("step builder: the step zeroes the grad buffer and takes the grad norm
   }
   CHECK(prog.ops[static_cast<std::size_t>(first)].name == "zero grad buffer");
   CHECK(norm_id + 1 == adam_id);
+}
+
+TEST_CASE("step builder: gradients kept and reduced in bf16 without grad_reduce_in_fp32") {
+  auto find = [](const Program& prog, const std::string& prefix, int rank) -> const Op* {
+    for (const Op& op : prog.ops) {
+      if (op.rank == rank && op.name.rfind(prefix, 0) == 0) return &op;
+    }
+    return nullptr;
+  };
+  StepPlan p = test::plan_of(1, 1, 1, 2, 4);
+  p.distributed_optimizer = true;
+  const Program fp32 = build_training_step(test::tiny_gqa_model(2), p, 8);
+  p.grad_reduce_in_fp32 = false;
+  const Program bf16 = build_training_step(test::tiny_gqa_model(2), p, 8);
+  // The DDP buffer in the parameters' dtype: the memset writes 2 bytes per parameter, and every
+  // bucket's reduce-scatter moves half the bytes (Megatron-Core: grad_dtype = param.dtype).
+  const auto& zero32 = std::get<KernelCall>(find(fp32, "zero grad buffer", 0)->body);
+  const auto& zero16 = std::get<KernelCall>(find(bf16, "zero grad buffer", 0)->body);
+  CHECK(zero16.dtype == DType::bf16);
+  CHECK(kernel_bytes(zero16) == doctest::Approx(kernel_bytes(zero32) / 2));
+  const Op* rs32 = find(fp32, "grad reduce-scatter", 0);
+  const Op* rs16 = find(bf16, "grad reduce-scatter", 0);
+  REQUIRE(rs32 != nullptr);
+  REQUIRE(rs16 != nullptr);
+  const auto& c32 = std::get<CollectiveCall>(rs32->body);
+  const auto& c16 = std::get<CollectiveCall>(rs16->body);
+  CHECK(c16.bytes * 2 == c32.bytes);
+  CHECK(c16.dtype == DType::bf16);
+  // Before the norm, the optimizer copies its shard into fp32 main grads: read 2, write 4 bytes
+  // per parameter of the shard (the optimizer step's elements).
+  CHECK(find(fp32, "copy grads to main", 0) == nullptr);
+  const Op* copy = find(bf16, "copy grads to main", 0);
+  REQUIRE(copy != nullptr);
+  const auto adam =
+      std::get<VectorShape>(std::get<KernelCall>(find(bf16, "optimizer step", 0)->body).shape);
+  CHECK(kernel_bytes(std::get<KernelCall>(copy->body)) ==
+        doctest::Approx(6.0 * static_cast<double>(adam.elements)));
+  CHECK(prog_next_name(bf16, copy->id) == "grad norm");
 }

@@ -231,7 +231,8 @@ std::int64_t vector_elements(const KernelCall& call) {
 // An element-wise kernel without a function moves the `operands` passes over n elements that the
 // cost model charges (sim/kernel_call.cpp kernel_bytes: operands x n x dtype bytes): one pass is
 // a fill (zeroing a gradient buffer; the gradient norm's read), two a copy, three an accumulate
-// (bias add, residual add), more are taken three, then two, then one at a time.
+// (bias add, residual add); more are split into accumulates (3 passes each) while the rest is not
+// 4, then copies (2 each): 4 = two copies, 5 = an accumulate and a copy, 7 = one and two copies.
 void run_passes(std::int32_t operands, DType d, std::int64_t n) {
   for (std::int32_t left = std::max<std::int32_t>(operands, 1); left > 0;) {
     if (left >= 3 && left != 4) {
