@@ -444,8 +444,9 @@ StepRequest read_step_request(const Args& args, const OutputRequest& out, std::o
 int run_step_command(std::span<const std::string> argv, const CommandContext& ctx) {
   std::vector<OptionSpec> specs = step_options();
   specs.push_back({"--save-program", "FILE",
-                   "write the step's schedule graph as JSON (run it for real: mpirun -np <ranks> "
-                   "meshsim validate program --program FILE --compare --hardware <profile>)",
+                   "write the step's schedule graph as JSON (to run it for real, save it with "
+                   "--no-fold, then mpirun -np <ranks> meshsim validate program --program FILE "
+                   "--compare --hardware <profile>)",
                    OutputKind::file});
   const Args args("step", specs, argv);
   if (args.help_requested()) {

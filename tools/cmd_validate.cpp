@@ -376,6 +376,17 @@ void prepare(WorkloadCommand w, const Args& args, const LaunchEnv& env, const Co
   req = parse_request(w, args);
   program = req.workload ? build_program(*req.workload) : load_program_file(req.program_path);
   plan = validate_program(program);
+  // A folded Program (a group built for some members and timed as the whole group) holds only the
+  // built ranks' ops: run for real it would time collectives over the built members alone.
+  for (const auto& g : program.groups) {
+    if (!g.timed_as.empty()) {
+      throw InputError(fmt::format(
+          "--program {}: the schedule graph is folded (group '{}' is built for {} of its {} ranks "
+          "and timed as the whole group); save it unfolded to run it (meshsim step ... --no-fold "
+          "--save-program FILE)",
+          req.program_path, g.dim, g.ranks.size(), g.timed_as.size()));
+    }
+  }
   if (req.fault != InjectedFault::none && !fault_applies(req.fault, program)) {
     throw InputError(fmt::format(
         "--inject-fault {}: this Program has no {} to fault ({}), so the check could not fail",

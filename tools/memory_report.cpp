@@ -24,9 +24,8 @@ std::string memory_notes(const MemoryEstimate& mem) {
         peak.loss_working / 1e9, mem.peak_rank);
   }
   if (peak.moe_buffers > 0) {
-    s += fmt::format(
-        "  (total includes the MoE dispatch buffers: {:.2f} GB on pipeline rank {})\n",
-        peak.moe_buffers / 1e9, mem.peak_rank);
+    s += fmt::format("  (total includes the MoE dispatch buffers: {:.2f} GB on pipeline rank {})\n",
+                     peak.moe_buffers / 1e9, mem.peak_rank);
   }
   if (peak.workspace > 0) {
     s += fmt::format(

@@ -161,6 +161,13 @@ OutputFiles::~OutputFiles() {
 
 void OutputFiles::stage(const std::string& path, std::string_view content, std::string_view flag) {
   const Target t = resolve(path, flag);
+  for (const auto& other : staged_) {
+    // Two outputs into one file: the second would overwrite the first (and share its temporary).
+    if (other.target == t.path && t.kind == Kind::atomic) {
+      fail(flag, path,
+           fmt::format("is also the file of {}: give each output its own file", other.flag));
+    }
+  }
   Staged s{path, t.path, "", "", std::string(flag), static_cast<int>(t.kind)};
   if (t.kind == Kind::atomic) {
     s.temporary = fmt::format("{}.tmp.{}", t.path, ::getpid());

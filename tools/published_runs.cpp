@@ -459,8 +459,8 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
                               ? run.parallel.at("grad_reduce_in_fp32")
                               : json();
   if (!grad_fp32.is_null() && !grad_fp32.is_boolean()) {
-    throw InputError(fmt::format("field 'grad_reduce_in_fp32': expected true, false or null, got {}",
-                                 grad_fp32.dump()));
+    throw InputError(fmt::format(
+        "field 'grad_reduce_in_fp32': expected true, false or null, got {}", grad_fp32.dump()));
   }
   // `parallel.tp_comm_overlap_rs`: the userbuffers method of the row forward's reduce-scatter
   // the run's configuration names (null: TE's default, pipeline).
