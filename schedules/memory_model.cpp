@@ -335,6 +335,15 @@ StageMemory stage_memory(const StageContext& x, int rank, int inflight) {
   }
   fill_state(st, plan, units, x.optimizer_shards);
   st.quantized_weights = quantized_weight_bytes(x.model, plan, st.chunk_layers);
+  if (plan.fp8_param_gather) {
+    // The linear weights are the FP8 parameters themselves (1 byte each, not 2), and of TE's two
+    // quantized copies only the column-wise one (the transpose for the dgrad GEMM) remains.
+    const int layers = std::accumulate(st.chunk_layers.begin(), st.chunk_layers.end(), 0);
+    const double linear = dbl(layers * layer_linear_parameters_tp(x.model, plan.tp));
+    const double q = quant_element_bytes(linear_format(plan.precision));
+    st.weights -= linear * (plan.param_bytes - q);
+    st.quantized_weights -= linear * q;
+  }
   if (st.expert_parameters > 0) {
     // The experts' optimizer state shards over the expert-data-parallel group instead.
     const double experts = dbl(st.expert_parameters);

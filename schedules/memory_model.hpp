@@ -149,7 +149,10 @@ struct MemoryPlan {
   bool sequence_parallel = true;
   Recompute recompute = Recompute::none;
   bool distributed_optimizer = false;  // ZeRO-1: optimizer state sharded over dp x cp
-  ShardingPlan sharding;               // ZeRO-2/3, FSDP, HSDP (schedules/sharding.hpp)
+  // Megatron-Core's fp8_param_gather: the layers' linear weights held in FP8 only (and their
+  // transposes), no bf16 copy (StepPlan::fp8_param_gather).
+  bool fp8_param_gather = false;
+  ShardingPlan sharding;  // ZeRO-2/3, FSDP, HSDP (schedules/sharding.hpp)
   AttentionCore attention_core = AttentionCore::flash;
   CrossEntropy cross_entropy = CrossEntropy::vocab_parallel;  // the loss (cross_entropy.hpp)
   LayerKernels layer_kernels = LayerKernels::fused;  // what the layer keeps (layer_kernels.hpp)

@@ -51,6 +51,7 @@ void StepBuilder::begin_rank(const Mesh& mesh, int rank, int pr, int cp_index) {
   dp_ops_.clear();
   delayed_.clear();
   bucket_bytes_.clear();
+  bucket_layers_.clear();
   wgrad_passes_.assign(static_cast<std::size_t>(v_), 0);
   forwards_.assign(static_cast<std::size_t>(v_), 0);
   param_gathers_.clear();
@@ -127,12 +128,14 @@ void StepBuilder::finish_rank() {
                                OpLabels{Phase::optimizer, -1, -1, -1, -1}, norm, take_waits());
   kernel("optimizer step", Phase::optimizer, -1, -1, -1, KernelKind::optimizer_update,
          VectorShape{shard});
+  cast_fp8_param_shard();
   precompute_fsdp_scales();
   if (dist && !p_.overlap_param_gather && !shards_parameters(p_.sharding)) {
     for (std::size_t b = 0; b < bucket_bytes_.size(); ++b) {
       // Updated parameters in their dtype: the bucket's gradient bytes / grad bytes x e.
       dp_collective(fmt::format("param all-gather bucket {}", b), Phase::optimizer, -1, -1,
-                    CollectiveKind::all_gather, bucket_bytes_[b] / grad_bytes_ * e_);
+                    CollectiveKind::all_gather,
+                    param_gather_bytes(bucket_bytes_[b] / grad_bytes_, bucket_layers_[b]));
     }
   }
 }
@@ -229,6 +232,8 @@ void StepBuilder::flush_buckets() {
                       Phase::wgrad, d.mb, d.chunk,
                       dist ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, d.bytes));
     bucket_bytes_.push_back(d.bytes);
+    const GradientBuckets b = buckets_for(gs(pr_, d.chunk));
+    bucket_layers_.push_back(b.begin(d.index + 1) - b.begin(d.index));
   }
   delayed_.clear();
 }

@@ -348,6 +348,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   // ---- overlapped parameter all-gathers (overlap_param_gather; step_param_gather.cpp) ----------
   // Issued at the rank's start, chunk by chunk, each chunk's buckets in forward order.
   void launch_param_gathers();
+  void cast_fp8_param_shard();
+  std::int64_t param_gather_bytes(std::int64_t params, std::int64_t layers) const;
   // Makes the chunk's first forward of `layer` wait for its bucket's all-gather.
   void wait_param_gather(int chunk, int layer);
   std::int64_t bucket_params(int stage, const GradientBuckets& b, int j) const;
@@ -454,6 +456,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   OpId last_compute_ = -1;
   std::vector<OpId> dp_ops_;
   std::vector<std::int64_t> bucket_bytes_;
+  std::vector<std::int64_t> bucket_layers_;  // layers in each bucket of bucket_bytes_
   struct DelayedBucket {
     std::int64_t bytes = 0;
     int mb = 0, chunk = 0, index = 0;

@@ -24,7 +24,8 @@ void StepBuilder::launch_param_gathers() {
     ops.assign(static_cast<std::size_t>(b.count()), -1);
     for (int j = b.count() - 1; j >= 0; --j) {
       // The gathered bucket in the parameters' dtype (as the post-step all-gathers move).
-      const std::int64_t bytes = bucket_params(stage, b, j) * e_;
+      const std::int64_t bytes =
+          param_gather_bytes(bucket_params(stage, b, j), b.begin(j + 1) - b.begin(j));
       const CollectiveCall call{CollectiveKind::all_gather, dp_group_, bytes, p_.dtype};
       ops[static_cast<std::size_t>(j)] =
           builder_.add(rank_, dp_comm_, fmt::format("param all-gather c{} bucket {}", chunk, j),

@@ -175,6 +175,7 @@ MemoryPlan memory_plan(const StepPlan& plan) {
   m.sequence_parallel = plan.sequence_parallel;
   m.recompute = plan.recompute;
   m.distributed_optimizer = plan.distributed_optimizer;
+  m.fp8_param_gather = plan.fp8_param_gather;
   m.grad_bytes = plan.grad_reduce_in_fp32 ? 4.0 : static_cast<double>(dtype_bytes(plan.dtype));
   m.sharding = plan.sharding;
   m.kv_rotation = plan.kv_rotation;
@@ -280,6 +281,22 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
   }
   check_moe_plan(model, plan.moe, plan.tp, plan.cp, plan.dp, plan.sequence_parallel);
   check_tp_comm_overlap(plan, seq);
+  if (plan.fp8_param_gather) {
+    if (plan.precision != Precision::fp8_delayed && plan.precision != Precision::fp8_current) {
+      throw InputError(fmt::format(
+          "`fp8_param_gather` needs per-tensor FP8 linears (fp8-delayed or fp8-current), got "
+          "`precision` {}",
+          to_string(plan.precision)));
+    }
+    if (!plan.distributed_optimizer || plan.sharding.zero >= 2) {
+      throw InputError(
+          "`fp8_param_gather` is modelled with the distributed optimizer (its parameter "
+          "all-gather in FP8), without ZeRO-2/3 or FSDP");
+    }
+    if (model.moe) {
+      throw InputError("`fp8_param_gather` is not modelled for MoE models");
+    }
+  }
   if (!plan.grad_reduce_in_fp32 && plan.sharding.zero >= 2) {
     throw InputError(
         "`grad_reduce_in_fp32` false applies to Megatron-Core's DDP gradient buffer (no sharding, "

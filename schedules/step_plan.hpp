@@ -62,6 +62,12 @@ struct StepPlan {
   // parameters' dtype (false: Megatron-Bridge's performance recipes), the distributed optimizer
   // then copying its shard to fp32 main grads before the step. DDP buffers only (zero <= 1).
   bool grad_reduce_in_fp32 = true;
+  // Megatron-Core's fp8_param_gather (--fp8-param-gather; Megatron-Bridge's FP8 current-scaling
+  // presets): the layers' linear weights are FP8 parameters (no bf16 copy), the distributed
+  // optimizer casts its fp32 master shard into them after the step and all-gathers them in FP8;
+  // each step's first forward builds the transposes. Per-tensor FP8, distributed optimizer,
+  // dense models.
+  bool fp8_param_gather = false;
   // Transformer Engine's userbuffers TP communication overlap as Megatron-Core's --tp-comm-overlap
   // runs it with TE's default per-layer configuration (schedules/tp_emitter_overlap.cpp), with
   // sequence parallelism: the all-gathers before the QKV and MLP-up GEMMs and of dY before the

@@ -25,6 +25,7 @@ void StepBuilder::quantize_spec(TpLayerSpec& spec, const Ctx& c, const std::stri
   spec.amax_pass = casts_after_amax(p_.precision);
   spec.gather_quantized = gathers_quantized(p_.precision);
   spec.what = what;
+  spec.fp8_weight = p_.fp8_param_gather;
   // W is cast by the chunk's first forward of the step and the copies reused by the others (TE's
   // is_first_microbatch, which Megatron sets per step). Under ZeRO-3 / FSDP the gathered weight is
   // freed after use, so every forward casts it again, unless FSDP gathers it already quantized.
@@ -111,6 +112,46 @@ void StepBuilder::precompute_fsdp_scales() {
   dp_ops_.push_back(builder_.add(rank_, dp_comm_, "fp8 weight amax all-reduce",
                                  OpLabels{Phase::optimizer, -1, -1, -1, -1}, call,
                                  {last_compute_}));
+}
+
+// Megatron-Core's quantize_param_shard under fp8_param_gather (megatron/core/fp8_utils.py, TE's
+// cast_master_weights_to_fp8): after the step the optimizer's fp32 master shard of the linear
+// weights is cast into their FP8 data (read 4 bytes, write 1 per shard element); under current
+// scaling each weight's amax over its shards first, all-reduced (max) over the data-parallel
+// group so that every shard casts with one scale.
+void StepBuilder::cast_fp8_param_shard() {
+  if (!p_.fp8_param_gather) return;
+  std::int64_t layers = 0;
+  for (int c = 0; c < v_; ++c) layers += layer_count(gs(pr_, c));
+  if (layers == 0) return;
+  const std::int64_t shard = (layers * layer_linear_params_ + state_shards() - 1) / state_shards();
+  if (casts_after_amax(p_.precision)) {
+    const KernelCall amax{KernelKind::elementwise, DType::fp32, VectorShape{shard, 1}, {}, {},
+                          ElementwiseFn::none};
+    last_compute_ = builder_.add(rank_, compute_, "fp8 param amax",
+                                 OpLabels{Phase::optimizer, -1, -1, -1, -1}, amax, take_waits());
+    if (dp_size_ > 1) {
+      CollectiveCall call{CollectiveKind::all_reduce, dp_group_, layers * kLinearsPerLayer * 4,
+                          DType::fp32};
+      call.algo = CollectiveAlgo::tree;
+      wait(builder_.add(rank_, dp_comm_, "fp8 param amax all-reduce",
+                        OpLabels{Phase::optimizer, -1, -1, -1, -1}, call, {last_compute_}));
+    }
+  }
+  KernelCall cast{KernelKind::copy, DType::fp32, VectorShape{shard, 2}, {}, {}};
+  cast.quant = linear_format(p_.precision);
+  last_compute_ =
+      builder_.add(rank_, compute_, "fp8 param cast", OpLabels{Phase::optimizer, -1, -1, -1, -1},
+                   std::move(cast), take_waits());
+}
+
+// A parameter all-gather of `params` parameters of which `layers` layers' linear weights: those
+// in FP8 under fp8_param_gather (1 byte), the rest in the parameters' dtype.
+std::int64_t StepBuilder::param_gather_bytes(std::int64_t params, std::int64_t layers) const {
+  if (!p_.fp8_param_gather) return params * e_;
+  const double q = quant_element_bytes(linear_format(p_.precision));
+  const std::int64_t linear = layers * layer_linear_params_;
+  return (params - linear) * e_ + std::llround(static_cast<double>(linear) * q);
 }
 
 }  // namespace meshsim::step_detail

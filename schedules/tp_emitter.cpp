@@ -143,7 +143,7 @@ void TpLayerEmitter::column_backward(TpEmitHost& host, const TpTensors& t, const
     if (sp && quantized() && !s_.gather_quantized) {
       quantize(host, s_.what + " x", Phase::bwd, s_.tokens * s_.k, 1);
     } else if (ring_overlap() && quantized()) {
-      transpose_gathered(host, s_.what + " x", Phase::bwd, s_.k);  // cast row-wise only
+      transpose_fp8(host, s_.what + " x", Phase::bwd, s_.tokens * s_.k);  // cast row-wise only
     }
     wgrad_gemm(host, names.wgrad_gemm, t.dy_total, t.x_total, t.dw,
                reduce >= 0 ? bulk_share() : 1.0);

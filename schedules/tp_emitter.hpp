@@ -66,7 +66,10 @@ struct TpLayerSpec {
   bool amax_pass = false;        // an amax read of the tensor before each cast (current scaling)
   bool gather_quantized = true;  // SP all-gathers of X and dY send the quantized tensor
   bool cast_weight = false;      // this forward casts W (else TE's cached quantized copy)
-  std::string what;              // the layer's name: its casts are "<what> x cast", ...
+  // W is an FP8 parameter (fp8_param_gather): the forward that would cast it builds its
+  // column-wise transpose instead.
+  bool fp8_weight = false;
+  std::string what;  // the layer's name: its casts are "<what> x cast", ...
   // TE's userbuffers overlap of this layer (without tensors, sequence parallel only; the
   // kTpOverlap* configuration above): ring-exchanged all-gathers, the pipelined reduce-scatter,
   // bulk-overlapped column backward; ub_sm_share: the SMs left to a GEMM beside an SM-based
@@ -171,10 +174,11 @@ class TpLayerEmitter {
   // bytes per element the gather then moves (dtype's, and nothing emitted, when not quantized).
   double quantize_shard_for_gather(TpEmitHost& host, const std::string& name, Phase phase,
                                    std::int64_t features, std::int32_t copies) const;
-  // The column-wise (transposed) FP8 copy of a gathered [T, features] tensor that Hopper's
-  // wgrad GEMM reads, built after a userbuffers gather: one byte read and one written per element.
-  void transpose_gathered(TpEmitHost& host, const std::string& name, Phase phase,
-                          std::int64_t features) const;
+  // The column-wise (transposed) FP8 copy of an FP8 tensor of `elements` that Hopper's GEMMs read
+  // (a gathered activation for the wgrad, an FP8 weight for the dgrad): one byte read and one
+  // written per element.
+  void transpose_fp8(TpEmitHost& host, const std::string& name, Phase phase,
+                     std::int64_t elements) const;
   // A backward collective of the column layer: userbuffers (bulk overlap) or NCCL.
   OpId column_comm(TpEmitHost& host, const std::string& name, CollectiveKind kind, SlotId in,
                    SlotId out, double element_bytes = 0) const;

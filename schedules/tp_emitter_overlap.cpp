@@ -55,7 +55,7 @@ void TpLayerEmitter::ring_exchange_gemm(TpEmitHost& host, const std::string& gem
   // transposes it after the gather (the shards were cast row-wise only). The column layer's X is
   // gathered again in the backward for its wgrad (column_backward).
   if (quantized() && !s_.column) {
-    transpose_gathered(host, tensor_name, phase, features);
+    transpose_fp8(host, tensor_name, phase, s_.tokens * features);
   }
 }
 

@@ -27,6 +27,12 @@ void TpLayerEmitter::quantize(TpEmitHost& host, const std::string& name, Phase p
 // and column-wise (Hopper's transpose) for the dgrad GEMM.
 void TpLayerEmitter::cast_weight(TpEmitHost& host, Phase phase) const {
   if (!quantized() || !s_.cast_weight) return;
+  if (s_.fp8_weight) {
+    // An FP8 parameter: its row-wise data is the weight; TE builds the transpose after the
+    // parameter all-gather, once per step (post_all_gather_processing).
+    transpose_fp8(host, s_.what + " w", phase, s_.n * s_.k);
+    return;
+  }
   quantize(host, s_.what + " w", phase, s_.n * s_.k, 2);
 }
 
@@ -50,12 +56,12 @@ double TpLayerEmitter::quantize_shard_for_gather(TpEmitHost& host, const std::st
 
 // An FP8 -> FP8 transpose moves one byte in and one out per element (scales aside): costed as the
 // same bytes in `dtype` elements read and written once.
-void TpLayerEmitter::transpose_gathered(TpEmitHost& host, const std::string& name, Phase phase,
-                                        std::int64_t features) const {
-  const double bytes = static_cast<double>(s_.tokens * features) * quant_element_bytes(s_.quant);
-  const auto elements = std::llround(bytes / static_cast<double>(dtype_bytes(s_.dtype)));
+void TpLayerEmitter::transpose_fp8(TpEmitHost& host, const std::string& name, Phase phase,
+                                   std::int64_t elements) const {
+  const double bytes = static_cast<double>(elements) * quant_element_bytes(s_.quant);
+  const auto n = std::llround(bytes / static_cast<double>(dtype_bytes(s_.dtype)));
   host.tp_kernel(name + " transpose", phase,
-                 KernelCall{KernelKind::copy, s_.dtype, VectorShape{elements, 2}, {}, {}});
+                 KernelCall{KernelKind::copy, s_.dtype, VectorShape{n, 2}, {}, {}});
 }
 
 OpId TpLayerEmitter::quantized_gather(TpEmitHost& host, const std::string& name,

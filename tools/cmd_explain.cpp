@@ -34,6 +34,7 @@ void print_sensitivity(std::ostream& out, const Sensitivity& s, const StepReques
     settings += fmt::format(", recompute {}", to_string(p.recompute));
   if (p.tp_comm_overlap) settings += ", TP comm overlap";
   if (!p.grad_reduce_in_fp32) settings += ", gradients reduced in the parameters' dtype";
+  if (p.fp8_param_gather) settings += ", FP8 parameters";
   if (p.tp_overlap_rs == TpOverlapRs::ring_exchange) settings += " (ring-exchange reduce-scatter)";
   if (p.layer_kernels != LayerKernels::fused) {
     settings += fmt::format(", layer kernels {}", to_string(p.layer_kernels));

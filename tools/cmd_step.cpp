@@ -115,6 +115,10 @@ std::vector<OptionSpec> step_options() {
        "keep and reduce the gradients in the parameters' dtype instead of fp32 (Megatron-Core's "
        "grad_reduce_in_fp32=False, as Megatron-Bridge's performance recipes run): half the "
        "gradient buffer and the data-parallel reduction bytes; no ZeRO-2/3 or FSDP"},
+      {"--fp8-param-gather", "",
+       "with --precision fp8-delayed|fp8-current and --distributed-optimizer: the linear weights "
+       "are FP8 parameters (no bf16 copy), cast from the fp32 master shard after the step and "
+       "all-gathered in FP8 (Megatron's --fp8-param-gather); dense models"},
       {"--overlap-param-gather", "",
        "with --distributed-optimizer: the parameter all-gathers run during the forward, bucket "
        "by bucket (Megatron-Core's --overlap-param-gather)"},
@@ -209,6 +213,7 @@ void read_optimizer_and_overlap(const Args& args, const HardwareProfile& hardwar
     throw InputError("--overlap-param-gather needs --distributed-optimizer");
   }
   p.grad_reduce_in_fp32 = !args.has("--no-grad-reduce-in-fp32");
+  p.fp8_param_gather = args.has("--fp8-param-gather");
   if (!p.grad_reduce_in_fp32 && p.sharding.zero >= 2) {
     throw InputError(
         "--no-grad-reduce-in-fp32 applies to Megatron-Core's DDP gradient buffer: with --zero 2/3 "

@@ -453,6 +453,8 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
   // --tp-comm-overlap; the Megatron-Bridge rows take it from their recipes). Read outside the
   // try: a malformed field is an error of the file, not a row meshsim cannot express.
   const bool tp_comm_overlap = flag(run.parallel, "tp_comm_overlap");
+  // `parallel.fp8_param_gather: true`: Megatron-Core's FP8 parameters (--fp8-param-gather).
+  const bool fp8_params = flag(run.parallel, "fp8_param_gather");
   // `parallel.grad_reduce_in_fp32: false`: Megatron-Core's DDP gradient buffer in bf16 (absent or
   // null: fp32, as Megatron-LM runs bf16).
   const json& grad_fp32 = run.parallel.is_object() && run.parallel.contains("grad_reduce_in_fp32")
@@ -485,6 +487,11 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
       }
     } else if (rs == TpOverlapRs::ring_exchange) {
       throw InputError("`tp_comm_overlap_rs` ring-exchange needs `tp_comm_overlap`");
+    }
+    if (fp8_params) {
+      out.plan.fp8_param_gather = true;
+      out.conventions.emplace_back(
+          "FP8 parameters, all-gathered in FP8 (the run's fp8_param_gather)");
     }
     if (grad_fp32.is_boolean() && !grad_fp32.get<bool>()) {
       out.plan.grad_reduce_in_fp32 = false;

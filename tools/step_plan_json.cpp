@@ -26,6 +26,7 @@ nlohmann::ordered_json plan_json(const TransformerModel& model, const StepPlan& 
   j["overlap_param_gather"] = p.overlap_param_gather;
   j["overlap_grad_reduce"] = p.overlap_grad_reduce;
   if (!p.grad_reduce_in_fp32) j["grad_reduce_in_fp32"] = false;
+  if (p.fp8_param_gather) j["fp8_param_gather"] = true;
   if (p.tp_comm_overlap) j["tp_comm_overlap"] = true;
   if (p.tp_overlap_rs != TpOverlapRs::pipeline)
     j["tp_comm_overlap_rs"] = to_string(p.tp_overlap_rs);

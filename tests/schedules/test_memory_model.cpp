@@ -351,3 +351,22 @@ TEST_CASE("memory model: FP8 linears save their inputs in FP8 and keep FP8 weigh
   p.sharding.fsdp = true;
   CHECK(estimate_memory(m, p, with_memory(80e9)).stages.at(0).quantized_weights == 0.0);
 }
+
+TEST_CASE("memory model: FP8 parameters (fp8_param_gather) drop the bf16 weights and one copy") {
+  // llama3-8b, tp 2, 32 layers on the rank: 32 x 109,051,904 linear weights (the case above).
+  // With FP8 parameters each is 1 byte instead of 2 and only its column-wise copy (1 byte) stays:
+  // 2 bytes less per linear weight, (2 - 1) in weights and 1 in the copies.
+  const TransformerModel m = *builtin_model("llama3-8b");
+  MemoryPlan p;
+  p.tp = 2;
+  p.seq = 4096;
+  p.precision = Precision::fp8_current;
+  p.distributed_optimizer = true;
+  const MemoryEstimate cast = estimate_memory(m, p, with_memory(80e9));
+  p.fp8_param_gather = true;
+  const MemoryEstimate params = estimate_memory(m, p, with_memory(80e9));
+  const double linear = 32.0 * 109'051'904;
+  CHECK(cast.stages.at(0).weights - params.stages.at(0).weights == doctest::Approx(linear));
+  CHECK(params.stages.at(0).quantized_weights == doctest::Approx(linear));
+  CHECK(cast.peak_bytes - params.peak_bytes == doctest::Approx(2 * linear));
+}

@@ -234,3 +234,49 @@ TEST_CASE("step builder: gradients kept and reduced in bf16 without grad_reduce_
         doctest::Approx(6.0 * static_cast<double>(adam.elements)));
   CHECK(prog_next_name(bf16, copy->id) == "grad norm");
 }
+
+TEST_CASE("step builder: FP8 parameters are cast after the step and all-gathered in FP8") {
+  auto find = [](const Program& prog, const std::string& name, int rank) -> const Op* {
+    for (const Op& op : prog.ops) {
+      if (op.rank == rank && op.name == name) return &op;
+    }
+    return nullptr;
+  };
+  StepPlan p = test::plan_of(1, 1, 1, 2, 4);
+  p.distributed_optimizer = true;
+  p.precision = Precision::fp8_current;
+  const TransformerModel m = test::tiny_gqa_model(2);
+  const Program cast = build_training_step(m, p, 8);
+  p.fp8_param_gather = true;
+  const Program fp8 = build_training_step(m, p, 8);
+  // The layers' linear weights of this rank (tp 1): (attention + MLP) of 2 layers.
+  const ParameterCount pc = count_parameters(m);
+  const std::int64_t linear = 2 * (pc.attention + pc.mlp);
+  const std::int64_t shard = (linear + 1) / 2;  // over dp 2
+  // After the optimizer step: the shard's amax (fp32 read), its all-reduce over dp, the cast of
+  // the fp32 master shard into FP8 (read 4, write 1 byte per element).
+  REQUIRE(find(fp8, "fp8 param cast", 0) != nullptr);
+  const auto& c = std::get<KernelCall>(find(fp8, "fp8 param cast", 0)->body);
+  CHECK(kernel_bytes(c) == doctest::Approx(5.0 * static_cast<double>(shard)));
+  CHECK(find(fp8, "fp8 param amax", 0) != nullptr);
+  CHECK(find(fp8, "fp8 param amax all-reduce", 0) != nullptr);
+  CHECK(find(cast, "fp8 param cast", 0) == nullptr);
+  // The post-step all-gathers: 1 byte per linear weight instead of 2, the rest unchanged.
+  std::int64_t bytes_cast = 0, bytes_fp8 = 0;
+  for (const Op& op : cast.ops) {
+    if (op.rank == 0 && op.name.rfind("param all-gather", 0) == 0) {
+      bytes_cast += std::get<CollectiveCall>(op.body).bytes;
+    }
+  }
+  for (const Op& op : fp8.ops) {
+    if (op.rank == 0 && op.name.rfind("param all-gather", 0) == 0) {
+      bytes_fp8 += std::get<CollectiveCall>(op.body).bytes;
+    }
+  }
+  CHECK(bytes_cast - bytes_fp8 == linear);
+  // The forward builds each weight's transpose instead of casting it: 2 bytes per element moved
+  // (1 in, 1 out) where the cast read 2 and wrote 2 copies of 1.
+  CHECK(find(fp8, "qkv w transpose", 0) != nullptr);
+  CHECK(find(fp8, "qkv w cast", 0) == nullptr);
+  CHECK(find(cast, "qkv w cast", 0) != nullptr);
+}

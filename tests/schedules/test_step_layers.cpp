@@ -241,3 +241,18 @@ TEST_CASE("step layers: TP overlap folds: one built TP rank times the whole ring
   p.tp_comm_overlap = false;
   CHECK(step_time(tiny(2), p, hw) != folded);
 }
+
+TEST_CASE(
+    "step layers: FP8 parameters need per-tensor FP8, the distributed optimizer, a dense model") {
+  const TransformerModel m = llama70b_layer();
+  StepPlan p = overlap_plan(false);
+  p.fp8_param_gather = true;
+  CHECK_THROWS_WITH_AS(check_step_plan(m, p),
+                       doctest::Contains("`fp8_param_gather` needs per-tensor FP8 linears"),
+                       InputError);
+  p.precision = Precision::fp8_current;
+  CHECK_THROWS_WITH_AS(check_step_plan(m, p),
+                       doctest::Contains("modelled with the distributed optimizer"), InputError);
+  p.distributed_optimizer = true;
+  CHECK_NOTHROW(check_step_plan(m, p));
+}
