@@ -10,6 +10,7 @@
 #include "sim/compute_model.hpp"
 #include "sim/error.hpp"
 #include "sim/json_fields.hpp"
+#include "tools/published_megatron.hpp"
 #include "tools/published_moe.hpp"
 #include "tools/published_precision.hpp"
 #include "tools/published_sharding.hpp"
@@ -54,9 +55,12 @@ std::optional<std::string> text(const json& obj, const char* field) {
   return obj.at(field).get<std::string>();
 }
 
-// An optional boolean (false when absent or null).
 bool flag(const json& obj, const char* field) {
-  if (!obj.is_object() || !obj.contains(field) || obj.at(field).is_null()) return false;
+  return flag_or(obj, field, false);
+}
+
+bool flag_or(const json& obj, const char* field, bool fallback) {
+  if (!obj.is_object() || !obj.contains(field) || obj.at(field).is_null()) return fallback;
   if (!obj.at(field).is_boolean()) {
     throw InputError(fmt::format("field '{}': expected true, false or null, got {}", field,
                                  obj.at(field).dump()));
@@ -449,56 +453,11 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
   out.plan.seq = out.model.seq_len;
   out.plan.dtype = dtype_of(run.precision);
   apply_source_conventions(run, out);
-  // Only where the row says the run had it (`parallel.tp_comm_overlap`: Megatron-Core's
-  // --tp-comm-overlap; the Megatron-Bridge rows take it from their recipes). Read outside the
-  // try: a malformed field is an error of the file, not a row meshsim cannot express.
-  const bool tp_comm_overlap = flag(run.parallel, "tp_comm_overlap");
-  // `parallel.fp8_param_gather: true`: Megatron-Core's FP8 parameters (--fp8-param-gather).
-  const bool fp8_params = flag(run.parallel, "fp8_param_gather");
-  // `parallel.grad_reduce_in_fp32: false`: Megatron-Core's DDP gradient buffer in bf16 (absent or
-  // null: fp32, as Megatron-LM runs bf16).
-  const json& grad_fp32 = run.parallel.is_object() && run.parallel.contains("grad_reduce_in_fp32")
-                              ? run.parallel.at("grad_reduce_in_fp32")
-                              : json();
-  if (!grad_fp32.is_null() && !grad_fp32.is_boolean()) {
-    throw InputError(fmt::format(
-        "field 'grad_reduce_in_fp32': expected true, false or null, got {}", grad_fp32.dump()));
-  }
-  // `parallel.tp_comm_overlap_rs`: the userbuffers method of the row forward's reduce-scatter
-  // the run's configuration names (null: TE's default, pipeline).
-  std::optional<TpOverlapRs> rs;
-  if (const auto word = text(run.parallel, "tp_comm_overlap_rs")) {
-    rs = parse_tp_overlap_rs(*word);
-    if (!rs) {
-      throw InputError(fmt::format(
-          "field 'tp_comm_overlap_rs': expected \"pipeline\" or \"ring-exchange\", got '{}'",
-          *word));
-    }
-  }
+  // Read outside the try: a malformed field is an error of the file, not a row meshsim cannot
+  // express.
+  const PublishedMegatronSettings megatron = read_megatron_settings(run.parallel);
   try {
-    if (tp_comm_overlap) {
-      enable_tp_comm_overlap(out.hardware, out.plan);
-      out.conventions.emplace_back("TP communication overlap (the source's --tp-comm-overlap)");
-      if (rs == TpOverlapRs::ring_exchange) {
-        out.plan.tp_overlap_rs = *rs;
-        out.conventions.emplace_back(
-            "TP communication overlap: ring-exchange reduce-scatter (the run's userbuffers "
-            "configuration)");
-      }
-    } else if (rs == TpOverlapRs::ring_exchange) {
-      throw InputError("`tp_comm_overlap_rs` ring-exchange needs `tp_comm_overlap`");
-    }
-    if (fp8_params) {
-      out.plan.fp8_param_gather = true;
-      out.conventions.emplace_back(
-          "FP8 parameters, all-gathered in FP8 (the run's fp8_param_gather)");
-    }
-    if (grad_fp32.is_boolean() && !grad_fp32.get<bool>()) {
-      out.plan.grad_reduce_in_fp32 = false;
-      out.conventions.emplace_back(
-          "gradients kept and reduced in the parameters' dtype (the run's grad_reduce_in_fp32 "
-          "false)");
-    }
+    apply_megatron_settings(megatron, out.hardware, out.plan, out.conventions);
     check_step_plan(out.model, out.plan);
     if (out.plan.num_microbatches_with_partial_activation_checkpoints) {
       const int n = fitting_whole_microbatches(out.model, out.plan, out.hardware);

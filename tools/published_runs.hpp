@@ -136,6 +136,8 @@ std::optional<std::int64_t> count(const nlohmann::json& obj, const char* field);
 std::optional<std::string> text(const nlohmann::json& obj, const char* field);
 // An optional boolean (false when absent or null).
 bool flag(const nlohmann::json& obj, const char* field);
+// An optional boolean (`fallback` when absent or null).
+bool flag_or(const nlohmann::json& obj, const char* field, bool fallback);
 }  // namespace published_fields
 
 // The plan of a run by the rules above, or why it cannot be expressed.
