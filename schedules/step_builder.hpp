@@ -363,6 +363,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   // tensors and the scale update over their histories.
   void update_fp8_scales();
   // FP8 tensors of the rank's linears (input, weight, output gradient of each).
+  std::int64_t rank_layers() const;  // the transformer layers of this rank's chunks
   std::int64_t fp8_tensors() const;
   // Whether FSDP all-gathers unit u (a layer) with its linear weights quantized, and that gather:
   // the cast of the rank's shard on the gather stream; returns the all-gather's bytes.

@@ -36,10 +36,14 @@ void StepBuilder::quantize_spec(TpLayerSpec& spec, const Ctx& c, const std::stri
   }
 }
 
-std::int64_t StepBuilder::fp8_tensors() const {
+std::int64_t StepBuilder::rank_layers() const {
   std::int64_t layers = 0;
   for (int c = 0; c < v_; ++c) layers += layer_count(gs(pr_, c));
-  return layers * kLinearsPerLayer * kTensorsPerLinear;
+  return layers;
+}
+
+std::int64_t StepBuilder::fp8_tensors() const {
+  return rank_layers() * kLinearsPerLayer * kTensorsPerLinear;
 }
 
 // TE's delayed scaling reduces the amaxes of all FP8 tensors in one all-reduce (max) over the
@@ -94,8 +98,7 @@ std::int64_t StepBuilder::quantized_unit_gather(const Ctx& c, int u) {
 // amaxes over the shard group.
 void StepBuilder::precompute_fsdp_scales() {
   if (!gathers_params() || !fsdp_gathers_quantized(p_.precision)) return;
-  std::int64_t layers = 0;
-  for (int c = 0; c < v_; ++c) layers += layer_count(gs(pr_, c));
+  const std::int64_t layers = rank_layers();
   if (layers == 0) return;
   const KernelCall amax{
       KernelKind::elementwise,
@@ -121,8 +124,7 @@ void StepBuilder::precompute_fsdp_scales() {
 // group so that every shard casts with one scale.
 void StepBuilder::cast_fp8_param_shard() {
   if (!p_.fp8_param_gather) return;
-  std::int64_t layers = 0;
-  for (int c = 0; c < v_; ++c) layers += layer_count(gs(pr_, c));
+  const std::int64_t layers = rank_layers();
   if (layers == 0) return;
   const std::int64_t shard = (layers * layer_linear_params_ + state_shards() - 1) / state_shards();
   if (casts_after_amax(p_.precision)) {
