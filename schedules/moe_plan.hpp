@@ -59,6 +59,13 @@ struct MoePlan {
   // gradients run after the dispatch backward's all-to-all is launched, which then waits only for
   // the input gradients (fine_grained_callables: mlp.backward_dw after mlp.backward).
   bool delay_wgrad = false;
+  // Megatron's --moe-shared-expert-overlap (alltoall dispatcher; megatron/core/transformer/moe/
+  // shared_experts.py, SharedExpertMLP on its own CUDA stream): the shared experts' up GEMM and
+  // activation run while the dispatch all-to-all moves, their down GEMM while the combine's does;
+  // in the backward their gradients run while the combine's backward all-to-all moves (their
+  // autograd nodes are scheduled first, set_tensor_grad_fn_sequence_sr). Without it the shared
+  // experts run after the combine (forward) and before it (backward), beside no all-to-all.
+  bool shared_expert_overlap = false;
   bool operator==(const MoePlan&) const = default;
 };
 

@@ -312,6 +312,11 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   void mlp_wgrad(const Ctx& c);
   void moe_forward(const Ctx& c, const std::string& pre);
   void moe_backward(const Ctx& c, bool with_wgrad);
+  void shared_up_forward(const Ctx& c, const std::string& pre);
+  void shared_down_forward(const Ctx& c, const std::string& pre);
+  void shared_backward(const Ctx& c, bool with_wgrad);
+  template <typename Emit>
+  void beside_all_to_all(Emit emit);
   void moe_wgrad(const Ctx& c);
   void experts_pass(const Ctx& c, const std::string& pre, bool backward, bool with_wgrad);
   void expert_wgrads(const Ctx& c);

@@ -16,7 +16,9 @@
 //   combine    the reverse: reduce-scatter over ETP, all-to-all over EP (allgather: reduce-scatter
 //              over EP x ETP)
 //   unpermute  copy [T·k·h] (the weighted sum of the k expert outputs)
-//   shared     S shared experts as a TP MLP of width S·f_s (column up, row down)
+//   shared     S shared experts as a TP MLP of width S·f_s (column up, row down); after the
+//              unpermute, or with --moe-shared-expert-overlap up beside the dispatch and down
+//              beside the combine (backward: beside the combine's backward all-to-all)
 // The backward runs the same collectives in reverse order (combine's gradient is dispatched,
 // dispatch's combined), dgrad and (unless split off into W) wgrad GEMMs per expert. With
 // folding, a built rank's experts carry the busiest EP rank's tokens (every EP rank waits for it
@@ -186,9 +188,41 @@ void StepBuilder::expert_wgrads(const Ctx& c) {
   }
 }
 
+// The shared experts as a TP MLP of width S·f_s: the up GEMM (column layer) and activation, the
+// down GEMM (row layer), their backward.
+void StepBuilder::shared_up_forward(const Ctx& c, const std::string& pre) {
+  const std::int64_t fs = m_.moe->shared_experts * m_.moe->shared_ffn / t_;
+  column_forward(c, pre + "shared up", mlp_width(m_, fs), m_.hidden);
+  kernel(pre + "shared activation", c.phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+         activation_shape(false, tokens_, fs));
+}
+
+void StepBuilder::shared_down_forward(const Ctx& c, const std::string& pre) {
+  row_forward(c, pre + "shared down", m_.hidden, m_.moe->shared_experts * m_.moe->shared_ffn / t_);
+}
+
+void StepBuilder::shared_backward(const Ctx& c, bool with_wgrad) {
+  const std::int64_t fs = m_.moe->shared_experts * m_.moe->shared_ffn / t_;
+  row_backward(c, "shared down", m_.hidden, fs, with_wgrad);
+  kernel("shared activation bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+         activation_shape(true, tokens_, fs));
+  column_backward(c, "shared up", mlp_width(m_, fs), m_.hidden, with_wgrad);
+}
+
+// `emit` runs beside the all-to-all just launched (--moe-shared-expert-overlap's shared experts,
+// --delay-wgrad-compute's expert weight gradients): its kernels do not wait for it (the pending
+// waits are set aside and restored after them).
+template <typename Emit>
+void StepBuilder::beside_all_to_all(Emit emit) {
+  std::vector<OpId> pending = take_waits();
+  emit();
+  waits_.insert(waits_.end(), pending.begin(), pending.end());
+}
+
 void StepBuilder::moe_forward(const Ctx& c, const std::string& pre) {
   const MoeBlock& moe = *m_.moe;
   const std::int64_t tk = local_tokens_ * moe.top_k * m_.hidden;
+  const bool overlap = moe.shared_experts > 0 && p_.moe.shared_expert_overlap;
   kernel(pre + "router", c.phase, c.layer, c.mb, c.chunk, KernelKind::gemm,
          GemmShape{local_tokens_, moe.experts, m_.hidden});
   kernel(pre + "router topk", c.phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
@@ -200,35 +234,30 @@ void StepBuilder::moe_forward(const Ctx& c, const std::string& pre) {
     kernel(pre + "permute", c.phase, c.layer, c.mb, c.chunk, KernelKind::copy, VectorShape{tk});
   }
   move_tokens(c, pre + "dispatch", true);
+  if (overlap) beside_all_to_all([&] { shared_up_forward(c, pre); });
   experts_pass(c, pre, false, false);
   move_tokens(c, pre + "combine", false);
+  if (overlap) beside_all_to_all([&] { shared_down_forward(c, pre); });
   if (!fused) {
     kernel(pre + "unpermute", c.phase, c.layer, c.mb, c.chunk, KernelKind::copy, VectorShape{tk});
   }
-  if (moe.shared_experts > 0) {
-    const std::int64_t fs = moe.shared_experts * moe.shared_ffn / t_;
-    column_forward(c, pre + "shared up", mlp_width(m_, fs), m_.hidden);
-    kernel(pre + "shared activation", c.phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
-           activation_shape(false, tokens_, fs));
-    row_forward(c, pre + "shared down", m_.hidden, fs);
+  if (moe.shared_experts > 0 && !overlap) {
+    shared_up_forward(c, pre);
+    shared_down_forward(c, pre);
   }
 }
 
 void StepBuilder::moe_backward(const Ctx& c, bool with_wgrad) {
   const MoeBlock& moe = *m_.moe;
   const std::int64_t tk = local_tokens_ * moe.top_k * m_.hidden;
-  if (moe.shared_experts > 0) {
-    const std::int64_t fs = moe.shared_experts * moe.shared_ffn / t_;
-    row_backward(c, "shared down", m_.hidden, fs, with_wgrad);
-    kernel("shared activation bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
-           activation_shape(true, tokens_, fs));
-    column_backward(c, "shared up", mlp_width(m_, fs), m_.hidden, with_wgrad);
-  }
+  const bool overlap = moe.shared_experts > 0 && p_.moe.shared_expert_overlap;
+  if (moe.shared_experts > 0 && !overlap) shared_backward(c, with_wgrad);
   const bool fused = p_.moe.dispatcher == TokenDispatcher::flex;
   if (!fused) {
     kernel("unpermute bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::copy, VectorShape{tk});
   }
   move_tokens(c, "combine bwd", true);
+  if (overlap) beside_all_to_all([&] { shared_backward(c, with_wgrad); });
   // --delay-wgrad-compute: the dispatch backward waits for the input gradients only; the expert
   // weight gradients follow it on the compute stream, beside its all-to-all (and the other part
   // of an overlapped pair resumes after them, as Megatron's mlp.backward_dw precedes the
@@ -237,11 +266,9 @@ void StepBuilder::moe_backward(const Ctx& c, bool with_wgrad) {
   experts_pass(c, "", true, with_wgrad && !delay);
   move_tokens(c, "dispatch bwd", false, !delay);
   if (delay) {
-    std::vector<OpId> pending = take_waits();  // the all-to-all: for the permute backward
     Ctx w = c;
     w.phase = Phase::wgrad;
-    expert_wgrads(w);
-    waits_.insert(waits_.end(), pending.begin(), pending.end());
+    beside_all_to_all([&] { expert_wgrads(w); });  // the all-to-all waits for the permute bwd
     yield_to_pair();
   }
   if (!fused) {

@@ -50,6 +50,19 @@ std::int64_t max_layers_per_rank(const TransformerModel& model, const StepPlan& 
 // MTP layer; delay_wgrad_compute only with the overlap.
 void check_moe_overlap(const TransformerModel& model, const StepPlan& plan) {
   const MoePlan& moe = plan.moe;
+  // TransformerConfig.__post_init__: "moe_shared_expert_overlap only works with alltoall token
+  // dispatcher", and only where there are shared experts to overlap.
+  if (moe.shared_expert_overlap) {
+    if (!model.moe || model.moe->shared_experts == 0) {
+      throw InputError("`moe_shared_expert_overlap` needs a model with shared experts");
+    }
+    if (moe.dispatcher != TokenDispatcher::alltoall) {
+      throw InputError(fmt::format(
+          "`moe_shared_expert_overlap` needs `moe_token_dispatcher` alltoall (Megatron-Core "
+          "overlaps shared experts with that dispatcher only), got {}",
+          to_string(moe.dispatcher)));
+    }
+  }
   if (moe.delay_wgrad && !moe.overlap_comm) {
     throw InputError(
         "`delay_wgrad_compute` needs `overlap_moe_comm`: Megatron-Core splits the expert weight "

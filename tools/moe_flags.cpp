@@ -27,6 +27,9 @@ std::vector<OptionSpec> moe_options() {
       {"--delay-wgrad-compute", "",
        "with --overlap-moe-comm on 1f1b/interleaved: the expert weight gradients after the "
        "dispatch backward's all-to-all is launched (Megatron's --delay-wgrad-compute)"},
+      {"--moe-shared-expert-overlap", "",
+       "the shared experts' GEMMs beside the dispatch and combine all-to-alls (Megatron's "
+       "--moe-shared-expert-overlap; alltoall dispatcher)"},
       {"--moe-capacity-factor", "F",
        "each expert takes at most F x its uniform share of token copies, the rest are dropped "
        "[no capacity]"},
@@ -42,6 +45,7 @@ MoePlan read_moe_plan(const Args& args) {
   m.routing = parse_routing(args.get("--routing", "uniform"));
   m.overlap_comm = args.has("--overlap-moe-comm");
   m.delay_wgrad = args.has("--delay-wgrad-compute");
+  m.shared_expert_overlap = args.has("--moe-shared-expert-overlap");
   m.capacity_factor = read_capacity_factor(args);
   return m;
 }
@@ -70,6 +74,7 @@ void put_moe_plan(nlohmann::ordered_json& j, const TransformerModel& model, cons
   if (p.moe.capacity_factor > 0) j["moe_capacity_factor"] = p.moe.capacity_factor;
   if (p.moe.overlap_comm) j["overlap_moe_comm"] = true;
   if (p.moe.delay_wgrad) j["delay_wgrad_compute"] = true;
+  if (p.moe.shared_expert_overlap) j["moe_shared_expert_overlap"] = true;
 }
 
 }  // namespace meshsim

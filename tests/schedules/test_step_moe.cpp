@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "schedules/training_step.hpp"
@@ -105,4 +106,55 @@ TEST_CASE("step moe: skewed routing slows the experts; etp adds ETP collectives"
   // etp 2 x ep 8 = 16 does not divide tp x cp x dp = 8.
   e.moe.ep = 8;
   CHECK_THROWS_AS(check_step_plan(m, e), InputError);
+}
+
+TEST_CASE("step moe: --moe-shared-expert-overlap runs the shared experts beside the all-to-alls") {
+  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  TransformerModel m = tiny_moe(3, 1);
+  m.moe->shared_ffn = 2048;  // shared experts worth overlapping
+  StepPlan p = plan(1, 1, 8, 8, 8);
+  const Program plain = build_training_step(m, p, hw.gpus_per_node);
+  p.moe.shared_expert_overlap = true;
+  const Program overlapped = build_training_step(m, p, hw.gpus_per_node);
+  // The same ops, emitted in another order.
+  CHECK(overlapped.ops.size() == plain.ops.size());
+  // Forward: the shared up GEMM follows the dispatch all-to-all's launch without waiting for it;
+  // the first expert GEMM waits for it. Backward: the shared down GEMM's input gradient follows
+  // the combine's backward all-to-all without waiting for it.
+  const auto first = [&](std::string_view name) {
+    for (const Op& op : overlapped.ops) {
+      if (op.name == name) return op.id;
+    }
+    FAIL("no op named " << name);
+    return OpId{-1};
+  };
+  const auto waits_for = [&](OpId op, OpId on) {
+    const auto& deps = overlapped.ops[static_cast<std::size_t>(op)].deps;
+    return std::find(deps.begin(), deps.end(), on) != deps.end();
+  };
+  const OpId dispatch = first("dispatch all-to-all");
+  const OpId shared_up = first("shared up gemm");
+  CHECK(shared_up > dispatch);
+  CHECK_FALSE(waits_for(shared_up, dispatch));
+  CHECK(waits_for(first("expert 0 up"), dispatch));
+  const OpId combine_bwd = first("combine bwd all-to-all");
+  const OpId shared_down_dgrad = first("shared down dgrad");
+  CHECK(shared_down_dgrad > combine_bwd);
+  CHECK_FALSE(waits_for(shared_down_dgrad, combine_bwd));
+  // Hiding compute behind the all-to-alls can only shorten the step here (no other change).
+  CHECK(run_simulation(overlapped, hw).metrics.makespan <
+        run_simulation(plain, hw).metrics.makespan);
+}
+
+TEST_CASE("step moe: --moe-shared-expert-overlap is refused without shared experts or alltoall") {
+  StepPlan p = plan(1, 1, 8, 8, 8);
+  p.moe.shared_expert_overlap = true;
+  CHECK_NOTHROW(check_step_plan(tiny_moe(3, 1), p));
+  CHECK_THROWS_WITH_AS(check_step_plan(tiny_moe(3, 0), p),
+                       doctest::Contains("needs a model with shared experts"), InputError);
+  for (const TokenDispatcher d : {TokenDispatcher::allgather, TokenDispatcher::flex}) {
+    p.moe.dispatcher = d;
+    CHECK_THROWS_WITH_AS(check_step_plan(tiny_moe(3, 1), p),
+                         doctest::Contains("needs `moe_token_dispatcher` alltoall"), InputError);
+  }
 }
