@@ -18,8 +18,9 @@
 //    Technical Report §4.2 (61 layers, hidden 7168, 128 heads, MLA q_lora_rank 1536,
 //    kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128, dense
 //    intermediate 18432 for the first 3 layers, 256 routed experts of 2048, top 8, 1 shared
-//    expert of 2048, vocabulary 129280, 1 MTP module, sequence 4096); 671B total, 37B activated
-//    (the 14B of the MTP module counted apart, as the report does).
+//    expert of 2048, vocabulary 129280, 1 MTP module, sequence 4096, node-limited routing with
+//    n_group 8 and topk_group 4: each token's experts within its 4 best of 8 groups of 32);
+//    671B total, 37B activated (the 14B of the MTP module counted apart, as the report does).
 //  - gpt-oss-120b: huggingface.co/openai/gpt-oss-120b config.json (36 layers, hidden 2880, 64
 //    heads, 8 KV heads, head_dim 64, 128 experts of 2880, top 4, biases on attention, experts and
 //    router, vocabulary 201088, initial context 4096); 116.8B total (the gpt-oss model card).
@@ -82,6 +83,8 @@ std::vector<TransformerModel> moe_builtin_models() {
   out.push_back(std::move(q235));
   MoeBlock ds = routed(256, 8, 2048, 1, 2048);
   ds.first_dense_layers = 3;
+  ds.router_groups = 8;
+  ds.router_group_topk = 4;
   TransformerModel v3 = moe_model("deepseek-v3", 61, 7168, 128, 128, 129280, 4096, ds);
   v3.ffn_hidden = 18432;
   v3.mla = MlaBlock{1536, 512, 128, 64, 128};

@@ -38,10 +38,15 @@ int moe_layer_count(const TransformerModel& m) {
 }
 
 json to_json(const MoeBlock& b) {
-  return json{{"experts", b.experts},       {"top_k", b.top_k},
-              {"expert_ffn", b.expert_ffn}, {"shared_experts", b.shared_experts},
-              {"shared_ffn", b.shared_ffn}, {"first_dense_layers", b.first_dense_layers},
-              {"layer_freq", b.layer_freq}};
+  json j{{"experts", b.experts},       {"top_k", b.top_k},
+         {"expert_ffn", b.expert_ffn}, {"shared_experts", b.shared_experts},
+         {"shared_ffn", b.shared_ffn}, {"first_dense_layers", b.first_dense_layers},
+         {"layer_freq", b.layer_freq}};
+  if (b.router_groups > 0) {
+    j["router_groups"] = b.router_groups;
+    j["router_group_topk"] = b.router_group_topk;
+  }
+  return j;
 }
 
 json to_json(const MlaBlock& b) {
@@ -55,7 +60,7 @@ json to_json(const MlaBlock& b) {
 MoeBlock moe_from_json(const JsonField& f, std::int64_t /*hidden*/) {
   if (!f.raw().is_object()) f.fail("an object (the MoE block)");
   f.expect_keys({"experts", "top_k", "expert_ffn", "shared_experts", "shared_ffn",
-                 "first_dense_layers", "layer_freq"});
+                 "first_dense_layers", "layer_freq", "router_groups", "router_group_topk"});
   MoeBlock b;
   b.experts = static_cast<int>(f["experts"].as_int(1, kMaxExperts));
   b.top_k = static_cast<int>(f["top_k"].as_int(1, kMaxExperts));
@@ -68,6 +73,13 @@ MoeBlock moe_from_json(const JsonField& f, std::int64_t /*hidden*/) {
     b.first_dense_layers = static_cast<int>(f["first_dense_layers"].as_int(0, 65536));
   }
   if (f.has("layer_freq")) b.layer_freq = static_cast<int>(f["layer_freq"].as_int(1, 65536));
+  if (f.has("router_groups") != f.has("router_group_topk")) {
+    f.fail("router_groups and router_group_topk together (group-limited routing) or neither");
+  }
+  if (f.has("router_groups")) {
+    b.router_groups = static_cast<int>(f["router_groups"].as_int(1, kMaxExperts));
+    b.router_group_topk = static_cast<int>(f["router_group_topk"].as_int(1, kMaxExperts));
+  }
   return b;
 }
 
@@ -110,6 +122,20 @@ void check_moe(const MoeBlock& b, int layers, std::string_view origin) {
   }
   if (b.layer_freq < 1) {
     block_error(origin, "moe.layer_freq", fmt::format("expected >= 1, got {}", b.layer_freq));
+  }
+  if (b.router_groups == 0) return;
+  if (b.router_groups < 0 || b.experts % b.router_groups != 0) {
+    block_error(
+        origin, "moe.router_groups",
+        fmt::format("expected a divisor of experts ({}), got {}", b.experts, b.router_groups));
+  }
+  const int per_group = b.experts / b.router_groups;
+  if (b.router_group_topk < 1 || b.router_group_topk > b.router_groups ||
+      b.top_k > b.router_group_topk * per_group) {
+    block_error(origin, "moe.router_group_topk",
+                fmt::format("expected 1 to router_groups ({}) groups holding at least top_k ({}) "
+                            "experts, got {}",
+                            b.router_groups, b.top_k, b.router_group_topk));
   }
 }
 

@@ -10,6 +10,10 @@
 // (DeepSeek's first_k_dense_replace), then every `layer_freq`-th layer is an MoE layer (Megatron's
 // --moe-layer-freq N: layer l is MoE iff (l - first_dense_layers) mod N = 0), the others dense.
 //
+// With router_groups equal to the nodes of the EP group this is DeepSeek-V3's node-limited routing
+// (each token reaches experts on at most router_group_topk nodes; Megatron-Core's
+// TransformerConfig docstring of moe_router_num_groups).
+//
 // MLA (DeepSeek-V2/V3's multi-head latent attention, Megatron-Core's MLASelfAttention): queries
 // through a rank-q_lora_rank latent (0: one h x a·(d_nope + d_rope) projection), keys and values
 // through a rank-kv_lora_rank latent plus one shared d_rope RoPE key; per head d_nope + d_rope
@@ -32,6 +36,11 @@ struct MoeBlock {
   std::int64_t shared_ffn = 0;  // f_s: each shared expert's FFN size
   int first_dense_layers = 0;   // dense layers before the first MoE layer
   int layer_freq = 1;           // one MoE layer every layer_freq layers after those
+  // Group-limited routing (Megatron's --moe-router-num-groups / --moe-router-group-topk,
+  // DeepSeek-V3's n_group / topk_group): the experts split into router_groups equal groups, a
+  // token's top_k experts chosen within its router_group_topk best groups. 0: not group-limited.
+  int router_groups = 0;
+  int router_group_topk = 0;
   bool operator==(const MoeBlock&) const = default;
 };
 

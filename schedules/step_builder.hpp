@@ -323,7 +323,10 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   // yield: hand an overlapped pair's baton to the other part after an EP collective (false: the
   // caller yields itself, after what it emits next).
   OpId moe_collective(const Ctx& c, std::string name, CollectiveKind kind, GroupId group,
-                      std::int64_t bytes, bool yield = true);
+                      std::int64_t bytes, bool yield = true, StreamId stream = -1);
+  // flex (schedules/deepep_volume.hpp): DeepEP's groups and bytes for this rank's EP group.
+  void deepep_setup(const std::vector<int>& ep_ranks, const std::vector<int>& built_ranks);
+  void deepep_all_to_all(const Ctx& c, const std::string& name, bool to_experts, bool yield);
   // The dispatcher's collectives moving token copies to the experts (dispatch, or the combine's
   // backward) or back (combine, or the dispatch's backward).
   void move_tokens(const Ctx& c, const std::string& name, bool to_experts, bool yield = true);
@@ -481,7 +484,12 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   StreamId ep_comm_ = 0;
   GroupId ep_group_ = 0, etp_group_ = 0, edp_group_ = 0, ep_etp_group_ = 0;
   std::int64_t moe_layer_params_ = 0, expert_layer_params_ = 0, dispatch_bytes_ = 0;
-  std::int64_t gathered_bytes_ = 0;          // the ETP all-gather of the received token copies
+  std::int64_t gathered_bytes_ = 0;  // the ETP all-gather of the received token copies
+  // flex: NVLink all-to-all over the node's EP ranks (the whole EP group on one node) and, over
+  // nodes, the RDMA all-to-all among the EP ranks of this local index (rdma_group_ 0: one node).
+  StreamId ep_nvl_comm_ = -1;
+  GroupId nvl_group_ = 0, rdma_group_ = 0;
+  std::int64_t nvl_bytes_ = 0, rdma_bytes_ = 0;
   std::vector<std::int64_t> expert_tokens_;  // token copies per local expert (after ETP gather)
   struct PairBaton;
   PairBaton* baton_ = nullptr;  // set while an overlapped pair is emitted

@@ -15,15 +15,20 @@ MoeBreakdown moe_breakdown(const TransformerModel& m, const StepPlan& p, const S
   MoeBreakdown b;
   const Program& prog = r.program;
   std::vector<bool> active(static_cast<std::size_t>(prog.world_size()), false);
+  // Per rank, the end of the EP collectives counted so far: flex's RDMA and NVLink all-to-alls
+  // run together, and a stage counts only where it outlasts the one beside it.
+  std::vector<Nanos> counted_to(static_cast<std::size_t>(prog.world_size()), Nanos{0});
   for (std::size_t i = 0; i < prog.ops.size(); ++i) {
     const Op& op = prog.ops[i];
     active[static_cast<std::size_t>(op.rank)] = true;
     const OpTiming& t = r.timeline.ops[i];
     if (std::holds_alternative<CollectiveCall>(op.body)) {
-      const double s = ns_to_seconds(t.end - t.comm_start);
       const std::string& dim =
           prog.groups[static_cast<std::size_t>(std::get<CollectiveCall>(op.body).group)].dim;
       if (dim != "ep") continue;  // the ETP gathers count with tp, as in the time breakdown
+      Nanos& to = counted_to[static_cast<std::size_t>(op.rank)];
+      const double s = ns_to_seconds(std::max(Nanos{0}, t.end - std::max(t.comm_start, to)));
+      to = std::max(to, t.end);
       // "combine bwd" moves like a dispatch, "dispatch bwd" like a combine.
       const bool dispatch = op.name.find("combine bwd") != std::string::npos ||
                             (op.name.find("dispatch") != std::string::npos &&

@@ -66,6 +66,9 @@ TEST_CASE("moe catalog: deepseek-v3, 671B + 14B MTP, 37B activated") {
   const auto m = builtin_model("deepseek-v3");
   REQUIRE(m.has_value());
   CHECK(moe_layer_count(*m) == 58);  // 61 layers, the first 3 dense
+  // Node-limited routing: config.json's n_group 8, topk_group 4.
+  CHECK(m->moe->router_groups == 8);
+  CHECK(m->moe->router_group_topk == 4);
   const ParameterCount c = count("deepseek-v3");
   // MLA: q down 7168·1536 + norm 1536 + q up 1536·128·192 + kv down 7168·576 + norm 512 +
   // kv up 512·128·256 + out 128·128·7168 = 187,107,328

@@ -110,3 +110,28 @@ TEST_CASE("moe model: JSON round trip and errors naming the field") {
   bad["moe"]["expertz"] = 1;
   CHECK(parse_error(bad).find("expertz") != std::string::npos);
 }
+
+TEST_CASE("moe model: group-limited routing fields, round trip and errors") {
+  json j = small_moe();  // 8 experts, top 2
+  j["moe"]["router_groups"] = 4;
+  j["moe"]["router_group_topk"] = 2;
+  const TransformerModel m = model_from_json(j, "m.json");
+  CHECK(m.moe->router_groups == 4);
+  CHECK(m.moe->router_group_topk == 2);
+  CHECK(model_from_json(to_json(m), "rt") == m);
+  // Without them the JSON form carries neither key.
+  CHECK_FALSE(to_json(model_from_json(small_moe(), "m.json"))["moe"].contains("router_groups"));
+  json bad = j;
+  bad["moe"].erase("router_group_topk");
+  CHECK(parse_error(bad).find("router_groups and router_group_topk together") != std::string::npos);
+  bad = j;
+  bad["moe"]["router_groups"] = 3;  // does not divide 8 experts
+  CHECK(parse_error(bad).find("'moe.router_groups'") != std::string::npos);
+  bad = j;
+  bad["moe"]["router_group_topk"] = 5;  // more than 4 groups
+  CHECK(parse_error(bad).find("'moe.router_group_topk'") != std::string::npos);
+  bad = j;
+  bad["moe"]["router_groups"] = 8;  // 1 group of 1 expert chosen: fewer than top_k 2
+  bad["moe"]["router_group_topk"] = 1;
+  CHECK(parse_error(bad).find("'moe.router_group_topk'") != std::string::npos);
+}
