@@ -167,6 +167,10 @@ std::string shared_settings(const PlanLists& lists) {
   if (lists.base.cross_entropy != CrossEntropy::vocab_parallel) {
     stack += fmt::format(", cross entropy {}", to_string(lists.base.cross_entropy));
   }
+  if (lists.base.moe.dispatcher != TokenDispatcher::alltoall) {  // alltoall goes unsaid
+    stack += fmt::format(", {} dispatcher", to_string(lists.base.moe.dispatcher));
+  }
+  if (lists.base.moe.shared_expert_overlap) stack += ", shared-expert overlap";
   return fmt::format("sharding {}, recompute {}{}{}{}", sharding,
                      recomputes.size() == 1 ? std::string(to_string(recomputes.front()))
                                             : list_text(recomputes) + " (searched)",

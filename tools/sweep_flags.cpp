@@ -110,6 +110,10 @@ std::vector<OptionSpec> sweep_options() {
       {"--cp-variant", "LIST", "ring, zigzag [zigzag]"},
       {"--ep", "LIST", "expert-parallel sizes of an MoE model (folded onto tp x cp x dp) [1]"},
       {"--etp", "LIST", "expert tensor-parallel sizes of an MoE model [tp]"},
+      {"--moe-token-dispatcher", "alltoall|allgather|flex",
+       "how tokens reach their experts, in every plan (meshsim step --help) [alltoall]"},
+      {"--moe-shared-expert-overlap", "",
+       "the shared experts beside the all-to-alls, in every plan (meshsim step --help)"},
       {"--cp-rotate", "p2p|allgather|alltoall", "K/V rotation of the CP ring [p2p]"},
       {"--seq", "S", "sequence length [8192]"},
       {"--gbs", "B", "global batch in sequences [512]"},
@@ -175,6 +179,9 @@ PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
                                              parse_ring_variant, "ring, zigzag");
   lists.ep = small_list(args, "--ep", "1");
   if (args.has("--etp")) lists.etp = small_list(args, "--etp", "1");
+  lists.base.moe.dispatcher = *parse_token_dispatcher(
+      args.get_choice("--moe-token-dispatcher", "alltoall", {"alltoall", "allgather", "flex"}));
+  lists.base.moe.shared_expert_overlap = args.has("--moe-shared-expert-overlap");
   StepPlan& base = lists.base;
   base.seq = args.get_int("--seq", defaults.base.seq, 1, std::int64_t{1} << 24);
   base.global_batch = args.get_int("--gbs", defaults.base.global_batch, 1, std::int64_t{1} << 24);

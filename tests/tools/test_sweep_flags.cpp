@@ -40,3 +40,15 @@ TEST_CASE("sweep flags: bad lists name the flag") {
   CHECK_THROWS_WITH_AS(lists_of({"--gpus", "8", "--nodes", "1"}),
                        doctest::Contains("--gpus and --nodes contradict each other"), InputError);
 }
+
+TEST_CASE("sweep flags: the MoE dispatcher and shared-expert overlap apply to every plan") {
+  const PlanLists plain = lists_of({"--ep", "4,8"});
+  CHECK(plain.base.moe.dispatcher == TokenDispatcher::alltoall);
+  CHECK_FALSE(plain.base.moe.shared_expert_overlap);
+  const PlanLists l =
+      lists_of({"--ep", "4,8", "--moe-token-dispatcher", "flex", "--moe-shared-expert-overlap"});
+  CHECK(l.base.moe.dispatcher == TokenDispatcher::flex);
+  CHECK(l.base.moe.shared_expert_overlap);
+  CHECK_THROWS_WITH_AS(lists_of({"--moe-token-dispatcher", "deepep"}),
+                       doctest::Contains("--moe-token-dispatcher"), InputError);
+}
