@@ -1,6 +1,7 @@
 #include "schedules/deepep_volume.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -31,34 +32,63 @@ double draws_miss(int n, int s, int k) {
 
 }  // namespace
 
-double expert_set_miss(const MoeBlock& moe, int set) {
+double expert_set_miss(const MoeBlock& moe, int first, int size) {
   const int groups = moe.router_groups > 0 ? moe.router_groups : 1;
   const int chosen = moe.router_groups > 0 ? moe.router_group_topk : 1;
   const int per_group = moe.experts / groups;
-  if (set < 1 || moe.experts % set != 0 || (per_group % set != 0 && set % per_group != 0)) {
-    throw InputError(
-        fmt::format("a set of {} experts does not align with {} router groups of {} experts", set,
-                    groups, per_group));
+  if (size < 1 || first < 0 || first + size > moe.experts) {
+    throw InputError(fmt::format("experts {} to {} of {}: outside the layer's experts", first,
+                                 first + size - 1, moe.experts));
   }
-  const int pool = chosen * per_group;  // the experts of the chosen groups
-  const double p_group = static_cast<double>(chosen) / groups;
-  if (set <= per_group) {
-    // Inside one group: missed when the group is not chosen, or chosen and no draw lands in it.
-    return (1 - p_group) + p_group * draws_miss(pool, set, moe.top_k);
+  // The groups the set touches and how many of its experts lie in each.
+  std::vector<int> overlap;
+  for (int g = first / per_group; g * per_group < first + size; ++g) {
+    overlap.push_back(std::min(first + size, (g + 1) * per_group) - std::max(first, g * per_group));
   }
-  // q whole groups: j of them chosen (hypergeometric over the groups), then no draw in them.
-  const int q = set / per_group;
+  const int touched = static_cast<int>(overlap.size());
+  if (static_cast<double>(touched + 1) * (size + 1) > 5e7) {
+    throw InputError(fmt::format(
+        "moe.router_groups: {} groups of {} experts are too many for DeepEP's volume (a set of "
+        "{} experts touches {})",
+        groups, per_group, size, touched));
+  }
+  // ways[j][o]: subsets of j touched groups holding o of the set's experts.
+  std::vector<std::vector<double>> ways(static_cast<std::size_t>(touched) + 1,
+                                        std::vector<double>(static_cast<std::size_t>(size) + 1));
+  ways[0][0] = 1;
+  for (const int o : overlap) {
+    for (int j = touched - 1; j >= 0; --j) {
+      for (int have = size - o; have >= 0; --have) {
+        ways[static_cast<std::size_t>(j) + 1][static_cast<std::size_t>(have + o)] +=
+            ways[static_cast<std::size_t>(j)][static_cast<std::size_t>(have)];
+      }
+    }
+  }
+  // The chosen groups: j of the touched ones and chosen - j of the others, uniformly; then the
+  // top_k draws from the chosen groups' experts miss the o set experts among them.
+  const int pool = chosen * per_group;
   double miss = 0;
-  for (int j = 0; j <= std::min(q, chosen); ++j) {
-    const double pj = binomial(q, j) * binomial(groups - q, chosen - j) / binomial(groups, chosen);
-    miss += pj * draws_miss(pool, j * per_group, moe.top_k);
+  for (int j = 0; j <= std::min(touched, chosen); ++j) {
+    const double rest = binomial(groups - touched, chosen - j) / binomial(groups, chosen);
+    if (rest == 0) continue;
+    for (int o = 0; o <= size; ++o) {
+      const double w = ways[static_cast<std::size_t>(j)][static_cast<std::size_t>(o)];
+      if (w > 0) miss += w * rest * draws_miss(pool, o, moe.top_k);
+    }
   }
   return miss;
 }
 
+double expected_sets_reached(const MoeBlock& moe, int sets) {
+  const int size = moe.experts / sets;
+  double reached = 0;
+  for (int i = 0; i < sets; ++i) reached += 1 - expert_set_miss(moe, i * size, size);
+  return reached;
+}
+
 DeepEpShares deepep_shares(const MoeBlock& moe, int ep, int nodes) {
-  return DeepEpShares{1 - expert_set_miss(moe, moe.experts / ep),
-                      1 - expert_set_miss(moe, moe.experts / nodes)};
+  return DeepEpShares{expected_sets_reached(moe, ep) / ep,
+                      expected_sets_reached(moe, nodes) / nodes};
 }
 
 }  // namespace meshsim

@@ -16,14 +16,18 @@
 
 namespace meshsim {
 
-// Probability that a token routed by `moe` has none of its experts among `set` consecutive
-// experts (aligned to `set`). The set must divide or be a multiple of a router group (any set
-// when the routing is not group-limited); InputError otherwise.
-double expert_set_miss(const MoeBlock& moe, int set);
+// Probability that a token routed by `moe` has none of its experts among the `size` experts
+// first, first + 1, ...: the token's groups are g of the G chosen uniformly, j of them among those
+// the set touches, then k draws from the g·E/G experts of the chosen groups miss the set's experts
+// in them (hypergeometric). Not group-limited: one group of all E experts.
+double expert_set_miss(const MoeBlock& moe, int first, int size);
+// Of the `sets` equal runs of consecutive experts (E / sets each), how many a token reaches on
+// average: the sum of 1 - expert_set_miss over them.
+double expected_sets_reached(const MoeBlock& moe, int sets);
 
 struct DeepEpShares {
-  double rank = 0;  // a token reaches a given EP rank
-  double node = 0;  // a token reaches a given node of the EP group
+  double rank = 0;  // a token reaches an EP rank (averaged over the ranks)
+  double node = 0;  // a token reaches a node of the EP group (averaged over the nodes)
 };
 // The shares for an EP group of `ep` ranks over `nodes` nodes (ep / nodes ranks on each).
 DeepEpShares deepep_shares(const MoeBlock& moe, int ep, int nodes);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -39,6 +40,43 @@ ExpertGroups expert_groups(int rank, int tp, int cp, int dp, int etp, int ep) {
   for (int q = 0; q < edp; ++q) g.edp.push_back(base + e_t + etp * (e_p + ep * q));
   for (int q = 0; q < etp * ep; ++q) g.ep_etp.push_back(base + q + etp * ep * e_d);
   return g;
+}
+
+namespace {
+// The members of `ranks` per node, sorted: where a group lies, up to which nodes.
+std::vector<int> node_counts(const std::vector<int>& ranks, int gpus_per_node) {
+  std::vector<int> nodes, counts;
+  for (const int r : ranks) {
+    const int n = r / gpus_per_node;
+    const auto it = std::find(nodes.begin(), nodes.end(), n);
+    if (it == nodes.end()) {
+      nodes.push_back(n);
+      counts.push_back(1);
+    } else {
+      ++counts[static_cast<std::size_t>(it - nodes.begin())];
+    }
+  }
+  std::sort(counts.begin(), counts.end());
+  return counts;
+}
+}  // namespace
+
+bool expert_groups_fold_evenly(int tp, int cp, int dp, int pp, int etp, int ep, int gpus_per_node) {
+  const int stage = tp * cp * dp;
+  for (int s = 0; s < pp; ++s) {
+    std::vector<int> ep_shape, etp_shape;
+    for (int i = 0; i < stage; ++i) {
+      const ExpertGroups g = expert_groups(s * stage + i, tp, cp, dp, etp, ep);
+      std::vector<int> a = node_counts(g.ep, gpus_per_node), b = node_counts(g.etp, gpus_per_node);
+      if (i == 0) {
+        ep_shape = std::move(a);
+        etp_shape = std::move(b);
+      } else if (a != ep_shape || b != etp_shape) {
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 void check_moe_plan(const TransformerModel& m, const MoePlan& moe, int tp, int cp, int dp,

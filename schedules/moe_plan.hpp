@@ -76,6 +76,10 @@ struct ExpertGroups {
   int ep_index = 0;
 };
 ExpertGroups expert_groups(int rank, int tp, int cp, int dp, int etp, int ep);
+// Whether every EP and ETP group of a pipeline stage lies on the nodes (gpus_per_node GPUs each,
+// ranks in order) as every other one of that stage does (the same number of members on each of
+// its nodes): folding builds one of them for all (ARCHITECTURE.md §2), exact only then.
+bool expert_groups_fold_evenly(int tp, int cp, int dp, int pp, int etp, int ep, int gpus_per_node);
 
 // Token copies each expert of a MoE layer receives, per microbatch, for an EP group whose ranks
 // each route `tokens` tokens to top_k experts: shares from the routing, capped by the capacity.

@@ -5,6 +5,7 @@
 // and the CP ring of schedules/ring_emitter) with the DP gradient buckets and the optimizer.
 // Internal to schedules/: include it only from the step's own .cpp files.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -329,7 +330,10 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   void deepep_all_to_all(const Ctx& c, const std::string& name, bool to_experts, bool yield);
   // The dispatcher's collectives moving token copies to the experts (dispatch, or the combine's
   // backward) or back (combine, or the dispatch's backward).
-  void move_tokens(const Ctx& c, const std::string& name, bool to_experts, bool yield = true);
+  // `beside` (--moe-shared-expert-overlap): emitted right after the EP all-to-all, not waiting
+  // for it.
+  void move_tokens(const Ctx& c, const std::string& name, bool to_experts, bool yield = true,
+                   const std::function<void()>& beside = {});
   // MLA's q and kv up-projections (per rank: a / t heads) around the core.
   void mla_up_forward(const Ctx& c, Phase phase, const std::string& pre);
   void mla_up_backward(const Ctx& c, bool with_wgrad);

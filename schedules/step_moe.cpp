@@ -25,6 +25,7 @@
 // at the combine); unfolded, each rank its own.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "schedules/deepep_volume.hpp"
 #include "schedules/step_builder.hpp"
@@ -112,7 +113,8 @@ OpId StepBuilder::moe_collective(const Ctx& c, std::string name, CollectiveKind 
   return op;
 }
 
-void StepBuilder::move_tokens(const Ctx& c, const std::string& name, bool to_experts, bool yield) {
+void StepBuilder::move_tokens(const Ctx& c, const std::string& name, bool to_experts, bool yield,
+                              const std::function<void()>& beside) {
   const CollectiveKind spread =
       to_experts ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter;
   const std::string word = to_experts ? " all-gather" : " reduce-scatter";
@@ -127,10 +129,11 @@ void StepBuilder::move_tokens(const Ctx& c, const std::string& name, bool to_exp
     if (ep_ <= 1) return;
     if (p_.moe.dispatcher == TokenDispatcher::flex) {
       deepep_all_to_all(c, name, to_experts, yield);
-      return;
+    } else {
+      moe_collective(c, name + " all-to-all", CollectiveKind::all_to_all, ep_group_,
+                     dispatch_bytes_, yield);
     }
-    moe_collective(c, name + " all-to-all", CollectiveKind::all_to_all, ep_group_, dispatch_bytes_,
-                   yield);
+    if (beside) beside_all_to_all(beside);
   };
   const auto over_etp = [&] {
     if (etp_ > 1) moe_collective(c, name + " etp" + word, spread, etp_group_, gathered_bytes_);
@@ -318,11 +321,14 @@ void StepBuilder::moe_forward(const Ctx& c, const std::string& pre) {
   if (!fused) {
     kernel(pre + "permute", c.phase, c.layer, c.mb, c.chunk, KernelKind::copy, VectorShape{tk});
   }
-  move_tokens(c, pre + "dispatch", true);
-  if (overlap) beside_all_to_all([&] { shared_up_forward(c, pre); });
+  // Megatron's dispatch_postprocess launches the shared up GEMM right after the all-to-all,
+  // before the ETP all-gather; the shared down after the combine's all-to-all.
+  const std::function<void()> none;
+  const std::function<void()> up = [&] { shared_up_forward(c, pre); };
+  const std::function<void()> down = [&] { shared_down_forward(c, pre); };
+  move_tokens(c, pre + "dispatch", true, true, overlap ? up : none);
   experts_pass(c, pre, false, false);
-  move_tokens(c, pre + "combine", false);
-  if (overlap) beside_all_to_all([&] { shared_down_forward(c, pre); });
+  move_tokens(c, pre + "combine", false, true, overlap ? down : none);
   if (!fused) {
     kernel(pre + "unpermute", c.phase, c.layer, c.mb, c.chunk, KernelKind::copy, VectorShape{tk});
   }
@@ -341,8 +347,8 @@ void StepBuilder::moe_backward(const Ctx& c, bool with_wgrad) {
   if (!fused) {
     kernel("unpermute bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::copy, VectorShape{tk});
   }
-  move_tokens(c, "combine bwd", true);
-  if (overlap) beside_all_to_all([&] { shared_backward(c, with_wgrad); });
+  const std::function<void()> shared = [&] { shared_backward(c, with_wgrad); };
+  move_tokens(c, "combine bwd", true, true, overlap ? shared : std::function<void()>());
   // --delay-wgrad-compute: the dispatch backward waits for the input gradients only; the expert
   // weight gradients follow it on the compute stream, beside its all-to-all (and the other part
   // of an overlapped pair resumes after them, as Megatron's mlp.backward_dw precedes the

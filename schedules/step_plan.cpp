@@ -50,6 +50,13 @@ std::int64_t max_layers_per_rank(const TransformerModel& model, const StepPlan& 
 // MTP layer; delay_wgrad_compute only with the overlap.
 void check_moe_overlap(const TransformerModel& model, const StepPlan& plan) {
   const MoePlan& moe = plan.moe;
+  // Megatron-Core's MoEFlexTokenDispatcher: "Flex token dispatcher requires TPxEP > 1".
+  if (model.moe && moe.dispatcher == TokenDispatcher::flex &&
+      moe.ep * expert_tp(moe, plan.tp) == 1) {
+    throw InputError(
+        "`moe_token_dispatcher` flex needs etp x ep > 1 (Megatron-Core's flex dispatcher runs "
+        "DeepEP over the expert TP x EP group)");
+  }
   // TransformerConfig.__post_init__: "moe_shared_expert_overlap only works with alltoall token
   // dispatcher", and only where there are shared experts to overlap.
   if (moe.shared_expert_overlap) {
@@ -160,6 +167,12 @@ PipelineShape step_shape(const StepPlan& p) {
 bool folds_tp(const StepPlan& plan, int gpus_per_node) {
   return plan.fold_tp && plan.tp > 1 && gpus_per_node > 0 &&
          (gpus_per_node % plan.tp == 0 || plan.tp % gpus_per_node == 0);
+}
+
+bool moe_folds(const StepPlan& plan, int gpus_per_node) {
+  if (plan.moe.ep * expert_tp(plan.moe, plan.tp) == 1 || gpus_per_node <= 0) return true;
+  return expert_groups_fold_evenly(plan.tp, plan.cp, plan.dp, plan.pp, expert_tp(plan.moe, plan.tp),
+                                   plan.moe.ep, gpus_per_node);
 }
 
 int world_size(const StepPlan& plan) {

@@ -140,6 +140,9 @@ int world_size(const StepPlan& plan);
 // or a divisor of tp (otherwise TP ranks could sit differently across nodes and it builds them
 // all).
 bool folds_tp(const StepPlan& plan, int gpus_per_node);
+// Whether an MoE plan's expert groups allow folding (expert_groups_fold_evenly); true for a dense
+// plan. build_training_step builds every rank of an MoE plan that does not.
+bool moe_folds(const StepPlan& plan, int gpus_per_node);
 int microbatches(const StepPlan& plan);
 MemoryPlan memory_plan(const StepPlan& plan);
 

@@ -89,6 +89,14 @@ Program build_training_step(const TransformerModel& model, const StepPlan& plan,
                             int gpus_per_node) {
   check_step_plan(model, plan);
   require_positive(gpus_per_node, "gpus_per_node");
+  if (model.moe && (plan.fold_dp || plan.fold_tp) && !moe_folds(plan, gpus_per_node)) {
+    // Expert groups placed differently on the nodes: every rank built (see moe_folds).
+    StepPlan whole = plan;
+    whole.fold_dp = false;
+    whole.fold_tp = false;
+    check_step_size(model, whole, false);
+    return step_detail::StepBuilder(model, whole, gpus_per_node).build();
+  }
   if (plan.fold_tp && plan.tp > 1 && !folds_tp(plan, gpus_per_node)) {
     check_step_size(model, plan, false);
   }

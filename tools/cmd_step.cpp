@@ -287,6 +287,13 @@ StepRequest parse_step_request(const Args& args, const OutputRequest& out, std::
   const bool auto_whole = read_partial_checkpoints(args, p);
   check_step_plan(model, p);
   if (auto_whole) fit_partial_checkpoints(model, p, out.hardware);
+  if (model.moe && (p.fold_dp || p.fold_tp) && !moe_folds(p, gpn)) {
+    note =
+        "every rank simulated: the expert groups lie on the nodes differently, so no one group "
+        "stands for the others";
+    p.fold_dp = false;
+    p.fold_tp = false;
+  }
   if (out.network.flow && ((p.fold_dp && p.dp > 1) || (p.fold_tp && p.tp > 1))) {
     // The flow model folds only where the folded ranks' ports fold with them (sim/flow_fold.hpp).
     std::vector<std::string> dims;

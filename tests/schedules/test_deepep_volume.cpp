@@ -45,6 +45,22 @@ TEST_CASE("deepep volume: DeepSeek-V3's node-limited routing (8 groups, top 4, 2
   // C(2, j) C(6, 4 - j) / C(8, 4) = 15, 40, 15 of 70; missed with C(128 - 32 j, 8) / C(128, 8):
   // 1 - (15 + 40 C(96,8)/C(128,8) + 15 C(64,8)/C(128,8)) / 70 = 0.732052446...
   CHECK(deepep_shares(v3, 64, 4).node == doctest::Approx(0.7320524468586447).epsilon(1e-12));
-  // A set of 24 experts neither holds whole groups of 32 nor fits one evenly.
-  CHECK_THROWS_AS(expert_set_miss(v3, 24), InputError);
+  CHECK_THROWS_AS(expert_set_miss(v3, 250, 8), InputError);  // past the last expert
+}
+
+TEST_CASE("deepep volume: sets that straddle router groups") {
+  // 96 experts in 4 groups of 24, top 8 within 2 groups; ep 6 gives sets of 16, the second of
+  // which holds 8 experts of group 0 and 8 of group 1. Reference: an independent enumeration of
+  // the C(4, 2) = 6 group pairs (each equally likely), missing the set's o experts among the 48
+  // chosen with C(48 - o, 8) / C(48, 8), averaged over the 6 sets (Python's math.comb).
+  const MoeBlock b = block(96, 8, 4, 2);
+  CHECK(deepep_shares(b, 6, 1).rank == doctest::Approx(0.5549816915637517).epsilon(1e-12));
+  CHECK(deepep_shares(b, 6, 3).node == doctest::Approx(0.781410807206233).epsilon(1e-12));
+  CHECK(deepep_shares(b, 6, 2).node == doctest::Approx(0.8320339685336487).epsilon(1e-12));
+  // The second set alone: groups 0 and 1 both chosen (1 of 6) miss all 16 with
+  // C(32, 8) / C(48, 8); one of them (4 of 6) misses 8 with C(40, 8) / C(48, 8); neither (1 of 6)
+  // always misses.
+  CHECK(expert_set_miss(b, 16, 16) ==
+        doctest::Approx((10518300.0 / 377348994 + 4 * 76904685.0 / 377348994 + 1) / 6)
+            .epsilon(1e-12));
 }

@@ -188,3 +188,47 @@ TEST_CASE("step moe: flex moves DeepEP's volume, RDMA and NVLink all-to-alls ove
   const HardwareProfile hw = *builtin_hardware("h100-sxm");
   CHECK(run_simulation(prog, hw).metrics.makespan > 0);
 }
+
+TEST_CASE("step moe: with etp > 1 the shared up GEMM goes before the ETP all-gather") {
+  TransformerModel m = tiny_moe(3, 1);
+  StepPlan p = plan(2, 1, 4, 4, 4);  // tp 2 x dp 4 = etp 2 x ep 4
+  p.moe.etp = 2;
+  p.moe.shared_expert_overlap = true;
+  const Program prog = build_training_step(m, p, 8);
+  OpId a2a = -1, gather = -1, shared = -1;
+  for (const Op& op : prog.ops) {
+    if (a2a < 0 && op.name == "dispatch all-to-all") a2a = op.id;
+    if (gather < 0 && op.name == "dispatch etp all-gather") gather = op.id;
+    if (shared < 0 && op.name.find("shared up") != std::string::npos) shared = op.id;
+  }
+  REQUIRE(a2a >= 0);
+  REQUIRE(gather > a2a);
+  // Megatron's dispatch_postprocess: linear_fc1_forward_and_act before the ETP gather.
+  CHECK(shared > a2a);
+  CHECK(shared < gather);
+}
+
+TEST_CASE("step moe: expert groups placed unevenly on the nodes build every rank") {
+  // 24 ranks of one stage on 8-GPU nodes, ep 6: the group 0-5 sits on one node, 6-11 on two.
+  CHECK_FALSE(expert_groups_fold_evenly(1, 1, 24, 1, 1, 6, 8));
+  CHECK(expert_groups_fold_evenly(1, 1, 24, 1, 1, 8, 8));
+  CHECK(expert_groups_fold_evenly(1, 1, 32, 1, 1, 16, 8));  // two nodes each
+  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  TransformerModel m = tiny_moe(3);
+  m.moe->experts = 12;
+  StepPlan p = plan(1, 1, 24, 6, 48);
+  const auto folded = run_simulation(build_training_step(m, p, 8), hw);
+  p.fold_dp = false;
+  const auto whole = run_simulation(build_training_step(m, p, 8), hw);
+  CHECK(folded.metrics.makespan == whole.metrics.makespan);
+  CHECK(folded.program.ops.size() == whole.program.ops.size());
+}
+
+TEST_CASE("step moe: flex needs etp x ep > 1") {
+  StepPlan p = plan(1, 1, 8, 1, 8);
+  p.moe.dispatcher = TokenDispatcher::flex;
+  CHECK_THROWS_WITH_AS(check_step_plan(tiny_moe(3), p),
+                       doctest::Contains("flex needs etp x ep > 1"), InputError);
+  p.moe.ep = 2;
+  CHECK_NOTHROW(check_step_plan(tiny_moe(3), p));
+}
