@@ -242,14 +242,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
 
   // LayerNorm/RMSNorm forward and backward over the rank's tokens x h, by the plan's layer kernels
   // (fused: read x, write y; backward read x and dy, write dx).
-  void norm(const Ctx& c, const std::string& name, Phase phase) {
-    kernel(name, phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
-           vector_of(local_tokens_ * m_.hidden, norm_pass(p_.layer_kernels, m_.norm, false)));
-  }
-  void norm_backward(const Ctx& c, const std::string& name) {
-    kernel(name, Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
-           vector_of(local_tokens_ * m_.hidden, norm_pass(p_.layer_kernels, m_.norm, true)));
-  }
+  void norm(const Ctx& c, const std::string& name, Phase phase);
+  void norm_backward(const Ctx& c, const std::string& name);
   // RoPE on this rank's Q and K (step_layers.cpp), and torchtitan's repeat_kv copy of K and V to
   // every query head (eager and compiled PyTorch), forward or recomputed, and their backward.
   void rope(const Ctx& c, const std::string& pre, Phase phase);
@@ -258,21 +252,11 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   // The end of a residual branch, as Megatron-LM's fused bias-dropout-add: the branch output
   // (with its bias and dropout mask) added to the residual stream — read both, write the sum
   // (kernel_bytes of an accumulate: 3 passes over the rank's tokens x h).
-  void residual_add(const Ctx& c, const std::string& name, Phase phase) {
-    kernel(name, phase, c.layer, c.mb, c.chunk, KernelKind::accumulate,
-           VectorShape{local_tokens_ * m_.hidden});
-  }
+  void residual_add(const Ctx& c, const std::string& name, Phase phase);
   // Its backward: the dropout mask applied to the incoming gradient when the model has dropout
   // (read the gradient and the 1-byte mask, write it masked), and the branch's input gradient added
   // to the residual stream's (3 passes).
-  void residual_backward(const Ctx& c, const std::string& name) {
-    if (m_.dropout) {
-      kernel(name + " dropout bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
-             VectorShape{local_tokens_ * m_.hidden, 2, 1});
-    }
-    kernel(name + " grad", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::accumulate,
-           VectorShape{local_tokens_ * m_.hidden});
-  }
+  void residual_backward(const Ctx& c, const std::string& name);
 
   void layer_forward(const Ctx& c);
 
@@ -326,7 +310,9 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   OpId moe_collective(const Ctx& c, std::string name, CollectiveKind kind, GroupId group,
                       std::int64_t bytes, bool yield = true, StreamId stream = -1);
   // flex (schedules/deepep_volume.hpp): DeepEP's groups and bytes for this rank's EP group.
-  void deepep_setup(const std::vector<int>& ep_ranks, const std::vector<int>& built_ranks);
+  void deepep_setup(const std::vector<int>& ep_ranks);
+  std::vector<int> built_members(const std::vector<int>& ranks) const;
+  GroupId expert_group(std::string_view dim, const std::vector<int>& ranks);
   void deepep_all_to_all(const Ctx& c, const std::string& name, bool to_experts, bool yield);
   // The dispatcher's collectives moving token copies to the experts (dispatch, or the combine's
   // backward) or back (combine, or the dispatch's backward).

@@ -89,6 +89,30 @@ std::vector<OpId> StepBuilder::kv_producer() {
   return deps;
 }
 
+void StepBuilder::norm(const Ctx& c, const std::string& name, Phase phase) {
+  kernel(name, phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+         vector_of(local_tokens_ * m_.hidden, norm_pass(p_.layer_kernels, m_.norm, false)));
+}
+
+void StepBuilder::norm_backward(const Ctx& c, const std::string& name) {
+  kernel(name, Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+         vector_of(local_tokens_ * m_.hidden, norm_pass(p_.layer_kernels, m_.norm, true)));
+}
+
+void StepBuilder::residual_add(const Ctx& c, const std::string& name, Phase phase) {
+  kernel(name, phase, c.layer, c.mb, c.chunk, KernelKind::accumulate,
+         VectorShape{local_tokens_ * m_.hidden});
+}
+
+void StepBuilder::residual_backward(const Ctx& c, const std::string& name) {
+  if (m_.dropout) {
+    kernel(name + " dropout bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
+           VectorShape{local_tokens_ * m_.hidden, 2, 1});
+  }
+  kernel(name + " grad", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::accumulate,
+         VectorShape{local_tokens_ * m_.hidden});
+}
+
 AttentionShape StepBuilder::whole_sequence_block() const {
   const auto all = rank_tokens(ring_, 0);
   return AttentionShape{ring_.batch, ring_.heads, ring_.kv_heads, ring_.head_dim, MaskMode::causal,

@@ -60,32 +60,35 @@ void StepBuilder::moe_setup() {
   dispatch_bytes_ = local_tokens_ * moe.top_k * m_.hidden * e_;
 }
 
+// Built members only, timed as the whole group (ARCHITECTURE.md §2 folding), like the TP and DP
+// groups: a rank is built when its tp index is 0 (fold_tp) and its dp index 0 (fold_dp).
+std::vector<int> StepBuilder::built_members(const std::vector<int>& ranks) const {
+  std::vector<int> out;
+  for (int r : ranks) {
+    const auto c = builder_.peek().mesh.coords(r);
+    if ((!fold_tp_ || c[0] == 0) && (!p_.fold_dp || c[2] == 0)) out.push_back(r);
+  }
+  return out;
+}
+
+GroupId StepBuilder::expert_group(std::string_view dim, const std::vector<int>& ranks) {
+  std::vector<int> members = built_members(ranks);
+  return members.size() == ranks.size() ? builder_.group(dim, ranks)
+                                        : builder_.group(dim, std::move(members), ranks);
+}
+
 void StepBuilder::moe_begin_rank(int rank) {
   if (!m_.moe) return;
   const ExpertGroups g = expert_groups(rank, t_, n_cp_, p_.dp, etp_, ep_);
-  // Built members only, timed as the whole group (ARCHITECTURE.md §2 folding), like the TP and
-  // DP groups: a rank is built when its tp index is 0 (fold_tp) and its dp index 0 (fold_dp).
-  const auto built = [&](const std::vector<int>& ranks) {
-    std::vector<int> out;
-    for (int r : ranks) {
-      const auto c = builder_.peek().mesh.coords(r);
-      if ((!fold_tp_ || c[0] == 0) && (!p_.fold_dp || c[2] == 0)) out.push_back(r);
-    }
-    return out;
-  };
-  const auto make = [&](std::string_view dim, const std::vector<int>& ranks) {
-    std::vector<int> members = built(ranks);
-    return members.size() == ranks.size() ? builder_.group(dim, ranks)
-                                          : builder_.group(dim, std::move(members), ranks);
-  };
-  ep_group_ = make("ep", g.ep);
-  etp_group_ = make("etp", g.etp);
-  edp_group_ = make("edp", g.edp);
-  ep_etp_group_ = p_.moe.dispatcher == TokenDispatcher::allgather ? make("ep", g.ep_etp) : 0;
-  if (p_.moe.dispatcher == TokenDispatcher::flex && ep_ > 1) deepep_setup(g.ep, built(g.ep));
+  ep_group_ = expert_group("ep", g.ep);
+  etp_group_ = expert_group("etp", g.etp);
+  edp_group_ = expert_group("edp", g.edp);
+  ep_etp_group_ =
+      p_.moe.dispatcher == TokenDispatcher::allgather ? expert_group("ep", g.ep_etp) : 0;
+  if (p_.moe.dispatcher == TokenDispatcher::flex && ep_ > 1) deepep_setup(g.ep);
   // Token copies per local expert per microbatch, after the ETP all-gather.
   const ExpertLoad load = expert_load(*m_.moe, p_.moe, local_tokens_);
-  const bool folded = built(g.ep).size() < g.ep.size();
+  const bool folded = built_members(g.ep).size() < g.ep.size();
   int q = g.ep_index;
   if (folded) {
     q = static_cast<int>(std::max_element(load.per_rank.begin(), load.per_rank.end()) -
@@ -153,7 +156,7 @@ void StepBuilder::move_tokens(const Ctx& c, const std::string& name, bool to_exp
 // (a token once to each rank holding one of its experts; the node's forwarded ones included),
 // RDMA T · nodes · P(node) (once to each node holding one), each as an all-to-all buffer of which
 // (n - 1) / n leaves the rank. An EP group spread unevenly over nodes takes the one-level volume.
-void StepBuilder::deepep_setup(const std::vector<int>& ep_ranks, const std::vector<int>& built) {
+void StepBuilder::deepep_setup(const std::vector<int>& ep_ranks) {
   const Mesh& mesh = builder_.peek().mesh;
   std::vector<int> nodes, mine;
   for (const int r : ep_ranks) {
@@ -171,14 +174,6 @@ void StepBuilder::deepep_setup(const std::vector<int>& ep_ranks, const std::vect
   const DeepEpShares share = deepep_shares(*m_.moe, ep_, two_level ? n : 1);
   const double token = static_cast<double>(local_tokens_ * m_.hidden * e_);
   nvl_bytes_ = static_cast<std::int64_t>(std::llround(token * ep_ * share.rank));
-  const auto group = [&](const std::vector<int>& ranks) {
-    std::vector<int> members;
-    for (const int r : ranks) {
-      if (std::find(built.begin(), built.end(), r) != built.end()) members.push_back(r);
-    }
-    return members.size() == ranks.size() ? builder_.group("ep", ranks)
-                                          : builder_.group("ep", std::move(members), ranks);
-  };
   if (!two_level) {
     nvl_group_ = ep_group_;
     rdma_group_ = 0;
@@ -192,8 +187,8 @@ void StepBuilder::deepep_setup(const std::vector<int>& ep_ranks, const std::vect
       if (mesh.node_of(r) == node && seen++ == index) peers.push_back(r);
     }
   }
-  nvl_group_ = group(mine);
-  rdma_group_ = group(peers);
+  nvl_group_ = expert_group("ep", mine);
+  rdma_group_ = expert_group("ep", peers);
   rdma_bytes_ = static_cast<std::int64_t>(std::llround(token * n * share.node));
   if (ep_nvl_comm_ < 0) ep_nvl_comm_ = builder_.stream("ep_nvl_comm");
 }

@@ -40,14 +40,18 @@ MoePlan read_moe_plan(const Args& args) {
   MoePlan m;
   m.ep = static_cast<int>(args.get_int("--ep", 1, 1, 1 << 16));
   m.etp = static_cast<int>(args.get_int("--etp", 0, 1, 1 << 16));
-  m.dispatcher = *parse_token_dispatcher(
-      args.get_choice("--moe-token-dispatcher", "alltoall", {"alltoall", "allgather", "flex"}));
+  m.dispatcher = read_token_dispatcher(args);
   m.routing = parse_routing(args.get("--routing", "uniform"));
   m.overlap_comm = args.has("--overlap-moe-comm");
   m.delay_wgrad = args.has("--delay-wgrad-compute");
   m.shared_expert_overlap = args.has("--moe-shared-expert-overlap");
   m.capacity_factor = read_capacity_factor(args);
   return m;
+}
+
+TokenDispatcher read_token_dispatcher(const Args& args) {
+  return *parse_token_dispatcher(
+      args.get_choice("--moe-token-dispatcher", "alltoall", {"alltoall", "allgather", "flex"}));
 }
 
 double read_capacity_factor(const Args& args) {

@@ -13,6 +13,7 @@
 #include "tools/field_flags.hpp"
 #include "tools/layer_kernels_flag.hpp"
 #include "tools/model_flag.hpp"
+#include "tools/moe_flags.hpp"
 #include "tools/sharding_flags.hpp"
 #include "tools/sweep.hpp"
 #include "tools/tp_overlap_flag.hpp"
@@ -179,8 +180,7 @@ PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
                                              parse_ring_variant, "ring, zigzag");
   lists.ep = small_list(args, "--ep", "1");
   if (args.has("--etp")) lists.etp = small_list(args, "--etp", "1");
-  lists.base.moe.dispatcher = *parse_token_dispatcher(
-      args.get_choice("--moe-token-dispatcher", "alltoall", {"alltoall", "allgather", "flex"}));
+  lists.base.moe.dispatcher = read_token_dispatcher(args);
   lists.base.moe.shared_expert_overlap = args.has("--moe-shared-expert-overlap");
   StepPlan& base = lists.base;
   base.seq = args.get_int("--seq", defaults.base.seq, 1, std::int64_t{1} << 24);
