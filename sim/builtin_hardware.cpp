@@ -50,7 +50,9 @@ const char* const kInterferenceSource =
     "an assumption; `meshsim calibrate` measures it.";
 const char* const kNcclLatency =
     "NCCL's Simple-protocol latency model (src/graph/tuning.cc): base 8.4 us, 3.4 us per NVLink "
-    "step, 14 us per network step.";
+    "step, 14 us per network step; collective_model nccl: NCCL's protocol choice over LL, LL128 "
+    "and Simple with its per-protocol figures, the ring's NVLink steps at NVLink latency, NVLS "
+    "at 23 us (same file, NCCL 2.19-2.21; LL128 as NCCL enables it on NVLink systems).";
 
 struct Figures {
   double bf16_tflops, fp32_tflops, fp64_tflops;
@@ -99,7 +101,8 @@ json profile_json(const std::string& name, const Figures& f) {
         {"nics_per_node", f.gpus_per_node},
         {"base_latency_us", 8.4},
         {"nvlink_step_latency_us", 3.4},
-        {"network_step_latency_us", 14.0}}},
+        {"network_step_latency_us", 14.0},
+        {"collective_model", "nccl"}}},
       {"attention_kernels", f.attention_kernels},
       {"attention_kernel", f.attention_kernel},
       {"sources", std::move(sources)},

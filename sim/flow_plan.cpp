@@ -8,6 +8,7 @@
 
 #include "sim/error.hpp"
 #include "sim/flow_fold.hpp"
+#include "sim/nccl_model.hpp"
 #include "sim/network_analytical.hpp"
 
 namespace meshsim {
@@ -162,9 +163,20 @@ void ring_collective_flows(const Topology& topo, const NetworkProfile& net, Coll
   const int n = static_cast<int>(layout.ring.size());
   const double nd = static_cast<double>(n);
   const int steps = kind == CollectiveKind::all_reduce ? 2 * (n - 1) : n - 1;
-  g.latency = latency_ns(net, layout.spans, steps);
   const GroupPlacement placement{n, static_cast<int>(layout.per_node.size()), layout.fewest};
-  if (kind == CollectiveKind::all_reduce && uses_nvls(net, placement, algo)) {
+  // The latency, protocol and algorithm the analytical model chooses (sim/nccl_model.hpp); a
+  // protocol that reaches a share of the ring's bus bandwidth puts that much more work on the
+  // ring's ports (LL sends a flag with every 4 bytes, LL128 one per 120).
+  RingTiming timing;
+  timing.latency = comm_latency(net, layout.spans ? LinkClass::network : LinkClass::nvlink, steps);
+  const double ring_bw = ring_bus_bw(net, placement, false);
+  timing.bus_bw = ring_bw;
+  if (kind != CollectiveKind::broadcast && algo != CollectiveAlgo::userbuffers) {
+    timing = ring_timing(net, kind, placement, static_cast<std::int64_t>(m), algo, ring_bw);
+  }
+  g.latency = seconds_to_ns(
+      timing.latency, [&] { return fmt::format("a comm latency with {}", describe_network(net)); });
+  if (timing.nvls) {
     // NVLink SHARP: the switch reduces; each GPU port runs at the NVLS bus bandwidth.
     const double units = net.nvlink_bus_bw / net.nvls_bus_bw;
     std::vector<PortLoad> hop;
@@ -178,7 +190,7 @@ void ring_collective_flows(const Topology& topo, const NetworkProfile& net, Coll
   add_ring_hops(topo, layout, kind != CollectiveKind::broadcast, usage);
   const double per_hop =
       kind == CollectiveKind::broadcast ? m : static_cast<double>(steps) * m / nd;
-  g.work = per_hop / static_cast<double>(layout.channels);
+  g.work = per_hop / static_cast<double>(layout.channels) * (ring_bw / timing.bus_bw);
 }
 
 // The spine loads of a pairwise all-to-all: GPU a sends to and receives from every member on
@@ -291,9 +303,15 @@ GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, Collec
     case CollectiveKind::permute:
       permute_flows(topo, net, ranks, shift, layout.spans, m, usage, g);
       break;
-    case CollectiveKind::barrier:
-      g.latency = latency_ns(net, layout.spans, 2 * (n - 1));
+    case CollectiveKind::barrier: {
+      const GroupPlacement placement{n, static_cast<int>(layout.per_node.size()), layout.fewest};
+      const RingTiming t =
+          ring_timing(net, kind, placement, 0, algo, ring_bus_bw(net, placement, false));
+      g.latency = seconds_to_ns(t.latency, [&] {
+        return fmt::format("a barrier latency with {}", describe_network(net));
+      });
       break;
+    }
   }
   if (algo == CollectiveAlgo::userbuffers) {
     // Transformer Engine's userbuffers: the same flows, one NVLink step of latency

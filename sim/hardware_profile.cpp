@@ -59,7 +59,7 @@ constexpr std::string_view kAttentionKernelFields[] = {"attention_fwd", "attenti
 constexpr std::string_view kNetworkFields[] = {
     "nvlink_bus_gbps",         "nvls_bus_gbps",   "nic_gbps",
     "nics_per_node",           "base_latency_us", "nvlink_step_latency_us",
-    "network_step_latency_us", "calibrated"};
+    "network_step_latency_us", "calibrated",      "collective_model"};
 constexpr std::string_view kLinkFigureFields[] = {"base_latency_us", "step_latency_us", "bw_gbps"};
 
 // Keys and values quoted in messages: control characters replaced, long text cut, so that an
@@ -304,6 +304,14 @@ void read_network(const json& j, const Reader& r, NetworkProfile& n) {
   n.network_step_latency =
       r.number(v, "network.", "network_step_latency_us", Need::non_negative, kUnitMicro);
   if (v.contains("calibrated")) read_calibrated_links(v, r, n);
+  if (v.contains("collective_model")) {
+    const json& m = v["collective_model"];
+    constexpr std::string_view mwhat = "\"nccl\" or \"alpha-beta\"";
+    if (!m.is_string() || (m != "nccl" && m != "alpha-beta")) {
+      r.expected("network.collective_model", mwhat, m);
+    }
+    n.nccl_model = m == "nccl";
+  }
 }
 
 // "attention_kernels", "attention_kernel" and "sources": optional.

@@ -48,6 +48,13 @@ struct NetworkProfile {
   // Per "<operation>.<link class>" ("p2p.nvlink", "all_reduce.network", ...): calibrated figures
   // of that operation (empty in the built-in profiles).
   std::map<std::string, LinkFigures> calibrated;
+  // How all-reduce, all-gather and reduce-scatter are costed ("collective_model"): false
+  // ("alpha-beta", a profile that does not say) = the figures above, every algorithm step at the
+  // latency of the link class the group spans; true ("nccl", the built-ins) = NCCL's own tuning
+  // model (sim/nccl_model.hpp): the fastest of its LL, LL128 and Simple protocols (the figures
+  // above are Simple's), ring steps inside a node at NVLink latency and only the steps between
+  // nodes at network latency, NVLS as one more candidate.
+  bool nccl_model = false;
   bool operator==(const NetworkProfile&) const = default;
 };
 

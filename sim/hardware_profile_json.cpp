@@ -42,6 +42,7 @@ json to_json(const HardwareProfile& hw) {
                   {"base_latency_us", to_human(n.base_latency, kUnitMicro)},
                   {"nvlink_step_latency_us", to_human(n.nvlink_step_latency, kUnitMicro)},
                   {"network_step_latency_us", to_human(n.network_step_latency, kUnitMicro)}};
+  if (n.nccl_model) network["collective_model"] = "nccl";
   if (!n.calibrated.empty()) {
     json c = json::object();
     for (const auto& [key, f] : n.calibrated) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/error.hpp"
+#include "sim/nccl_model.hpp"
 
 namespace meshsim {
 namespace {
@@ -20,16 +21,13 @@ double latency(const NetworkProfile& net, LinkClass link, int steps) {
   return net.base_latency + static_cast<double>(steps) * step_latency(net, link);
 }
 
-// Bus bandwidth of a ring over the group: NVLink inside a node (NVLS for all-reduce where the
-// profile has it); across nodes one channel per NIC, so min(NVLink, min(g, NICs) x NIC) with g
-// the fewest group members on one node.
+}  // namespace
+
 double ring_bus_bw(const NetworkProfile& net, const GroupPlacement& p, bool nvls) {
   if (p.nodes <= 1) return nvls ? net.nvls_bus_bw : net.nvlink_bus_bw;
   const int channels = std::min(p.min_per_node, net.nics_per_node);
   return std::min(net.nvlink_bus_bw, static_cast<double>(channels) * net.nic_bw);
 }
-
-}  // namespace
 
 bool uses_nvls(const NetworkProfile& net, const GroupPlacement& placement, CollectiveAlgo algo) {
   const bool available = placement.nodes <= 1 && net.nvls_bus_bw > 0;
@@ -59,6 +57,18 @@ double comm_latency(const NetworkProfile& net, LinkClass link, int steps) {
 
 std::string_view to_string(LinkClass c) {
   return c == LinkClass::network ? "network" : "nvlink";
+}
+
+std::string_view to_string(NcclProtocol p) {
+  switch (p) {
+    case NcclProtocol::ll:
+      return "LL";
+    case NcclProtocol::ll128:
+      return "LL128";
+    case NcclProtocol::simple:
+      break;
+  }
+  return "Simple";
 }
 
 GroupPlacement placement_of(const Mesh& mesh, const std::vector<int>& ranks) {
@@ -151,7 +161,6 @@ CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
   const double nd = static_cast<double>(n);
   const double m = static_cast<double>(bytes);
   const bool tree = algo == CollectiveAlgo::tree && kind == CollectiveKind::all_reduce;
-  const bool nvls = kind == CollectiveKind::all_reduce && uses_nvls(net, placement, algo);
   if (tree) {
     // Tree all-reduce (reduce up, broadcast down): a chain through each node's g GPUs and a
     // double binary tree over the nodes, one per NIC channel. Latency: base + 2 x (ceil(log2
@@ -167,21 +176,23 @@ CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
   }
   switch (kind) {
     case CollectiveKind::all_reduce:
-    case CollectiveKind::barrier: {
-      // Ring all-reduce: 2(n-1) steps, lat + 2(n-1)/n * M / B. A barrier is one of 0 bytes.
+    case CollectiveKind::barrier:
+    case CollectiveKind::all_gather:
+    case CollectiveKind::reduce_scatter: {
+      // Ring all-reduce: 2(n-1) steps, lat + 2(n-1)/n * M / B (a barrier is one of 0 bytes); ring
+      // all-gather and reduce-scatter: n-1 steps, lat + (n-1)/n * M_total / B. Latency, protocol
+      // and B (or NVLS) as the profile's collective model says (sim/nccl_model.hpp).
+      const bool twice = kind == CollectiveKind::all_reduce || kind == CollectiveKind::barrier;
       const double payload = kind == CollectiveKind::barrier ? 0.0 : m;
-      c.bus_bw = ring_bus_bw(net, placement, nvls);
-      c.steps = 2 * (n - 1);
-      c.seconds = latency(net, c.link, c.steps) + 2.0 * (nd - 1) / nd * payload / c.bus_bw;
+      const RingTiming t =
+          ring_timing(net, kind, placement, bytes, algo, ring_bus_bw(net, placement, false));
+      c.bus_bw = t.bus_bw;
+      c.steps = t.steps;
+      c.protocol = t.protocol;
+      c.nvls = t.nvls;
+      c.seconds = t.latency + (twice ? 2.0 : 1.0) * (nd - 1) / nd * payload / c.bus_bw;
       return c;
     }
-    case CollectiveKind::all_gather:
-    case CollectiveKind::reduce_scatter:
-      // Ring: n-1 steps, lat + (n-1)/n * M_total / B.
-      c.bus_bw = ring_bus_bw(net, placement, false);
-      c.steps = n - 1;
-      c.seconds = latency(net, c.link, c.steps) + (nd - 1) / nd * m / c.bus_bw;
-      return c;
     case CollectiveKind::broadcast:
       // Pipelined ring: n-1 steps, lat + M / B.
       c.bus_bw = ring_bus_bw(net, placement, false);

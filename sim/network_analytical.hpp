@@ -14,6 +14,9 @@ namespace meshsim {
 
 enum class LinkClass : std::uint8_t { nvlink, network };
 std::string_view to_string(LinkClass c);
+// NCCL's protocols (sim/nccl_model.hpp): "LL", "LL128", "Simple".
+enum class NcclProtocol : std::uint8_t { ll, ll128, simple };
+std::string_view to_string(NcclProtocol p);
 
 // Where a group's ranks sit: how many ranks, over how many nodes, and the fewest of them on any
 // one node (g in ARCHITECTURE.md §3's bandwidth rule).
@@ -29,6 +32,8 @@ struct CommCost {
   double bus_bw = 0;  // bytes/s the algorithm's bus traffic runs at
   int steps = 0;      // algorithm steps paying per-step latency
   LinkClass link = LinkClass::nvlink;
+  NcclProtocol protocol = NcclProtocol::simple;
+  bool nvls = false;  // an all-reduce on NVLink SHARP
 };
 
 // One send/recv of `bytes` between two GPUs.
@@ -49,6 +54,11 @@ bool uses_nvls(const NetworkProfile& net, const GroupPlacement& placement, Colle
 // peer's buffer plus a flag (comm_gemm_overlap/userbuffers/userbuffers.cu, userbuffers_send), not
 // a collective call with its protocol set-up.
 double userbuffers_latency(const NetworkProfile& net);
+
+// Bus bandwidth of a ring over the group: NVLink inside a node (NVLS for all-reduce where `nvls`);
+// across nodes one channel per NIC, so min(NVLink, min(g, NICs) x NIC) with g the fewest group
+// members on one node.
+double ring_bus_bw(const NetworkProfile& net, const GroupPlacement& p, bool nvls);
 
 // latency = base + steps x per-step latency of the link class the steps cross (seconds).
 double comm_latency(const NetworkProfile& net, LinkClass link, int steps);

@@ -61,7 +61,24 @@ std::int64_t parse_size(const std::string& text, std::string_view flag) {
 struct Row {
   std::int64_t bytes = 0;
   double time_s = 0, algbw = 0, busbw = 0;
+  std::string algorithm;
 };
+
+// How one call runs as the analytical model costs it: "ring LL", "ring LL128", "ring Simple",
+// "NVLS" or "tree" for all-reduce, all-gather and reduce-scatter (the protocol NCCL's model picks
+// under a "collective_model": "nccl" profile); "pairwise" for all-to-all, "p2p" for send/recv.
+std::string algorithm_of(const CollectiveConfig& run, std::optional<CollectiveKind> kind,
+                         std::int64_t bytes, const NetworkProfile& net) {
+  if (!kind) return "p2p";
+  if (*kind == CollectiveKind::all_to_all) return "pairwise";
+  if (run.algo == CollectiveAlgo::tree) return "tree";
+  const int nodes = (run.ranks + run.gpus_per_node - 1) / run.gpus_per_node;
+  const int fewest = nodes > 1 ? run.ranks - (nodes - 1) * run.gpus_per_node : run.ranks;
+  const CommCost c =
+      collective_cost(net, *kind, GroupPlacement{run.ranks, nodes, fewest}, bytes, run.algo);
+  if (c.nvls) return "NVLS";
+  return fmt::format("ring {}", to_string(c.protocol));
+}
 
 std::vector<OptionSpec> collective_options() {
   std::vector<OptionSpec> specs = {
@@ -129,7 +146,9 @@ std::vector<std::int64_t> collective_sizes(const Args& args) {
 // One simulation per size: time, algorithm bandwidth and bus bandwidth (algbw x `factor`); the
 // trace, when asked for, is staged in `files`.
 std::vector<Row> time_sizes(const CollectiveConfig& run, const std::vector<std::int64_t>& sizes,
-                            double factor, const OutputRequest& out, OutputFiles& files) {
+                            std::optional<CollectiveKind> kind, const OutputRequest& out,
+                            OutputFiles& files) {
+  const double factor = kind ? busbw_factor(*kind, run.ranks) : 1.0;  // send/recv: busbw = algbw
   std::vector<Row> rows;
   for (std::int64_t bytes : sizes) {
     const TracedSimulation r = run_traced_simulation(build_collective(run, bytes), out.hardware,
@@ -141,6 +160,7 @@ std::vector<Row> time_sizes(const CollectiveConfig& run, const std::vector<std::
     row.time_s = ns_to_seconds(r.metrics.makespan);
     row.algbw = row.time_s > 0 ? static_cast<double>(bytes) / row.time_s * 1e-9 : 0.0;
     row.busbw = row.algbw * factor;
+    row.algorithm = algorithm_of(run, kind, bytes, out.hardware.network);
     rows.push_back(row);
   }
   return rows;
@@ -164,7 +184,8 @@ nlohmann::ordered_json collective_json(const CollectiveConfig& run, const std::v
     return nlohmann::ordered_json{{"bytes", row.bytes},
                                   {"time_s", row.time_s},
                                   {"algbw_GBps", row.algbw},
-                                  {"busbw_GBps", row.busbw}};
+                                  {"busbw_GBps", row.busbw},
+                                  {"algorithm", row.algorithm}};
   };
   if (sweep) {
     auto list = nlohmann::ordered_json::array();
@@ -176,6 +197,7 @@ nlohmann::ordered_json collective_json(const CollectiveConfig& run, const std::v
     j["time_s"] = row.time_s;
     j["algbw_GBps"] = row.algbw;
     j["busbw_GBps"] = row.busbw;
+    j["algorithm"] = row.algorithm;
   }
   return j;
 }
@@ -186,11 +208,11 @@ void print_collective_table(std::ostream& os, const CollectiveConfig& run,
   os << fmt::format("# {} over {} ranks ({} per node), {} at once, {} network, {}\n", run.op,
                     run.ranks, run.gpus_per_node, run.concurrent,
                     out.network.flow ? "flow" : "analytical", out.provenance.hardware_name);
-  os << fmt::format("#{:>14} {:>12} {:>12} {:>12}\n", "size (B)", "time (us)", "algbw (GB/s)",
-                    "busbw (GB/s)");
+  os << fmt::format("#{:>14} {:>12} {:>12} {:>12}  {}\n", "size (B)", "time (us)", "algbw (GB/s)",
+                    "busbw (GB/s)", "algorithm");
   for (const auto& row : rows) {
-    os << fmt::format(" {:>14} {:>12.2f} {:>12.2f} {:>12.2f}\n", row.bytes, row.time_s * 1e6,
-                      row.algbw, row.busbw);
+    os << fmt::format(" {:>14} {:>12.2f} {:>12.2f} {:>12.2f}  {}\n", row.bytes, row.time_s * 1e6,
+                      row.algbw, row.busbw, row.algorithm);
   }
 }
 
@@ -211,12 +233,11 @@ int run_collective_command(std::span<const std::string> argv, const CommandConte
   const std::vector<std::int64_t> sizes = collective_sizes(args);
 
   const auto kind = collective_kind_of(run.op);
-  const double factor = kind ? busbw_factor(*kind, run.ranks) : 1.0;  // send/recv: busbw = algbw
   if (!out.trace_path.empty() && sizes.size() > 1) {
     throw InputError("--trace needs one size (--bytes), not --sweep");
   }
   OutputFiles files;
-  const std::vector<Row> rows = time_sizes(run, sizes, factor, out, files);
+  const std::vector<Row> rows = time_sizes(run, sizes, kind, out, files);
   files.commit();
   if (out.json) {
     ctx.out << collective_json(run, rows, args.has("--sweep"), out, ctx).dump(2) << "\n";

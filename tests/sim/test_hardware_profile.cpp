@@ -88,6 +88,13 @@ TEST_CASE("hardware profile: built-ins carry the public figures") {
   CHECK(h.network.nvlink_bus_bw == doctest::Approx(370e9));
   CHECK(h.network.nvls_bus_bw == doctest::Approx(480e9));
   CHECK(h.network.nic_bw == doctest::Approx(48e9));
+  CHECK(h.network.nccl_model);  // built-ins cost collectives with NCCL's protocol model
+  // A profile that does not name its collective model keeps the alpha-beta figures.
+  json plain = meshsim::to_json(h);
+  plain["network"].erase("collective_model");
+  CHECK_FALSE(meshsim::hardware_from_json(plain, "plain.json").network.nccl_model);
+  plain["network"]["collective_model"] = "alpha-beta";
+  CHECK_FALSE(meshsim::hardware_from_json(plain, "plain.json").network.nccl_model);
   CHECK(h.network.nics_per_node == 8);
   CHECK(h.network.base_latency == doctest::Approx(8.4e-6));
   CHECK(h.network.nvlink_step_latency == doctest::Approx(3.4e-6));
@@ -222,6 +229,8 @@ TEST_CASE("hardware profile: malformed fields name the field and what was expect
        "field 'network.calibrated.p2p.nvlink.bw_gbps': expected a positive number"},
       {"calibrated not an object", [](json& j) { j["network"]["calibrated"] = 3; },
        "field 'network.calibrated'"},
+      {"unknown collective model", [](json& j) { j["network"]["collective_model"] = "nccl2"; },
+       "field 'network.collective_model': expected \"nccl\" or \"alpha-beta\", got \"nccl2\""},
       {"negative nic", [](json& j) { j["network"]["nic_gbps"] = -48; },
        "field 'network.nic_gbps': expected a positive number"},
       {"zero nic", [](json& j) { j["network"]["nic_gbps"] = 0; },

@@ -57,30 +57,35 @@ TEST_CASE("network: intra-node ring all-reduce, with and without NVLS") {
   CHECK(c.steps == 14);
   CHECK(c.link == LinkClass::nvlink);
   CHECK(c.bus_bw == doctest::Approx(370e9));
-  // With NVLS (480 GB/s): 56e-6 + 2 * 7/8 * 2^30 / 480e9 = 3.970683733e-3 s.
+  CHECK(c.protocol == meshsim::NcclProtocol::simple);  // LL128: 40.6 us + 1.75 GiB / 340.4e9
+  // With NVLS (480 GB/s, NCCL's NVLS latency 23 us): 23e-6 + 2 * 7/8 * 2^30 / 480e9
+  // = 3.937683733e-3 s.
   const auto v = meshsim::collective_cost(h100_net(), CollectiveKind::all_reduce, even(8, 1), kGiB);
-  CHECK(v.seconds == doctest::Approx(3.970683733333333e-3).epsilon(1e-9));
+  CHECK(v.seconds == doctest::Approx(3.937683733333333e-3).epsilon(1e-9));
   CHECK(v.bus_bw == doctest::Approx(480e9));
+  CHECK(v.nvls);
 }
 
-TEST_CASE("network: all-reduce across nodes uses min(NVLink, g x NIC) and 14 us steps") {
+TEST_CASE("network: all-reduce across nodes uses min(NVLink, g x NIC), 14 us between nodes") {
   const auto net = h100_net();
   // 16 ranks on 2 nodes, g = 8: B = min(370, min(8, 8) x 48 = 384) = 370 GB/s (no NVLS across
-  // nodes); latency = 8.4 + 30 x 14 = 428.4 us; time = 428.4e-6 + 2 * 15/16 * 2^30 / 370e9.
+  // nodes); NCCL's Simple latency: 30 steps, 2 x 2 nodes of them between nodes at 14 us, 26 at
+  // 3.4 us, x 1.4 (ring plateau): (8.4 + 26 x 3.4 + 4 x 14) x 1.4 = 213.92 us;
+  // time = 213.92e-6 + 2 * 15/16 * 2^30 / 370e9.
   const auto c = meshsim::collective_cost(net, CollectiveKind::all_reduce, even(16, 2), kGiB);
-  CHECK(c.seconds == doctest::Approx(5.869659243243243e-3).epsilon(1e-9));
+  CHECK(c.seconds == doctest::Approx(5.655179243243243e-3).epsilon(1e-9));
   CHECK(c.bus_bw == doctest::Approx(370e9));
   CHECK(c.steps == 30);
   CHECK(c.link == LinkClass::network);
-  // 2 nodes, 1 GPU each: B = min(370, 1 x 48) = 48 GB/s; latency = 8.4 + 2 x 14 = 36.4 us;
-  // time = 36.4e-6 + 2 * 1/2 * 2^30 / 48e9 = 2.240602133e-2 s.
+  // 2 nodes, 1 GPU each: B = min(370, 1 x 48) = 48 GB/s; latency = (8.4 + 2 x 14) x 1.4 =
+  // 50.96 us; time = 50.96e-6 + 2 * 1/2 * 2^30 / 48e9 = 2.242058133e-2 s.
   const auto one = meshsim::collective_cost(net, CollectiveKind::all_reduce, even(2, 2), kGiB);
-  CHECK(one.seconds == doctest::Approx(2.240602133333333e-2).epsilon(1e-9));
+  CHECK(one.seconds == doctest::Approx(2.242058133333333e-2).epsilon(1e-9));
   CHECK(one.bus_bw == doctest::Approx(48e9));
   // 2 nodes with 4 of the group's GPUs each: B = min(370, 4 x 48) = 192 GB/s;
-  // time = 8.4e-6 + 14 x 14e-6 + 2 * 7/8 * 2^30 / 192e9 = 9.991109333e-3 s.
+  // time = (8.4 + 10 x 3.4 + 4 x 14) x 1.4 us + 2 * 7/8 * 2^30 / 192e9 = 9.924469333e-3 s.
   const auto four = meshsim::collective_cost(net, CollectiveKind::all_reduce, even(8, 2), kGiB);
-  CHECK(four.seconds == doctest::Approx(9.991109333333333e-3).epsilon(1e-9));
+  CHECK(four.seconds == doctest::Approx(9.924469333333333e-3).epsilon(1e-9));
   // Fewer NICs than g caps the channels: 4 NICs, g = 8 -> B = min(370, 4 x 48) = 192 GB/s.
   auto four_nics = net;
   four_nics.nics_per_node = 4;
@@ -96,20 +101,22 @@ TEST_CASE("network: all-gather, reduce-scatter, broadcast and barrier") {
   CHECK(ag.seconds == doctest::Approx(2.5714543135135137e-3).epsilon(1e-9));
   CHECK(ag.steps == 7);
   CHECK(ag.bus_bw == doctest::Approx(370e9));
-  // Reduce-scatter, 16 ranks on 2 nodes: 15 steps x 14 us.
-  // time = 8.4e-6 + 15 x 14e-6 + 15/16 * 2^30 / 370e9 = 2.939029622e-3 s.
+  // Reduce-scatter, 16 ranks on 2 nodes: 15 steps, 1 between the nodes at 14 us, 14 at 3.4 us.
+  // time = 8.4e-6 + 14 x 3.4e-6 + 14e-6 + 15/16 * 2^30 / 370e9 = 2.790629622e-3 s.
   const auto rs = meshsim::collective_cost(net, CollectiveKind::reduce_scatter, even(16, 2), kGiB);
-  CHECK(rs.seconds == doctest::Approx(2.939029621621622e-3).epsilon(1e-9));
+  CHECK(rs.seconds == doctest::Approx(2.790629621621622e-3).epsilon(1e-9));
   CHECK(rs.steps == 15);
   // Broadcast, 8 ranks in a node: pipelined ring, 7 steps, the whole buffer at B.
   // time = 8.4e-6 + 7 x 3.4e-6 + 2^30 / 370e9 = 2.934204930e-3 s.
   const auto bc = meshsim::collective_cost(net, CollectiveKind::broadcast, even(8, 1), kGiB);
   CHECK(bc.seconds == doctest::Approx(2.9342049297297296e-3).epsilon(1e-9));
   CHECK(bc.steps == 7);
-  // Barrier = all-reduce of 0 bytes: 16 ranks on 2 nodes -> 8.4 + 30 x 14 = 428.4 us whatever
-  // the bytes argument.
+  // Barrier = all-reduce of 0 bytes, whatever the bytes argument: 16 ranks on 2 nodes, NCCL's LL
+  // protocol: 6.6 + 26 x 1.0 (NVLink steps at NCCL's 1 us network post overhead) + 4 x 2.7
+  // = 43.4 us.
   const auto bar = meshsim::collective_cost(net, CollectiveKind::barrier, even(16, 2), 4096);
-  CHECK(bar.seconds == doctest::Approx(428.4e-6));
+  CHECK(bar.seconds == doctest::Approx(43.4e-6));
+  CHECK(bar.protocol == meshsim::NcclProtocol::ll);
   CHECK(bar.steps == 30);
 }
 
@@ -221,7 +228,7 @@ TEST_CASE("network: calibrated figures replace latency and bandwidth for their o
   // p2p: 3 us + 1 step x 0.5 us + M / 20 GB/s.
   CHECK(meshsim::p2p_cost(n, true, m).seconds ==
         doctest::Approx(3.5e-6 + static_cast<double>(m) / 20e9));
-  // all_gather has no figures of its own: the profile's (8.4 us + 3 x 3.4 us + 3/4 M / 370 GB/s).
+  // all_gather has no figures of its own: the profile's collective model costs it.
   const NetworkProfile plain = h100_no_nvls();
   CHECK(meshsim::collective_cost(n, CollectiveKind::all_gather, even(4, 1), m).seconds ==
         doctest::Approx(

@@ -145,6 +145,9 @@ void fit_compute(const CalibrationSamples& s, const FitOptions& options, Profile
 
 void fit_links(const CalibrationSamples& s, ProfileFit& fit) {
   NetworkProfile& net = fit.profile.network;
+  // Measured collectives are what they are: the fitted figures cost every step as measured, not
+  // through NCCL's protocol model.
+  net.nccl_model = false;
   bool have_nvlink = false;
   for (LinkClass link : {LinkClass::nvlink, LinkClass::network}) {
     std::vector<std::array<double, 3>> rows;

@@ -63,6 +63,7 @@ TEST_CASE("fit_profile recovers alpha/beta per link class from samples the model
   // collectives over 2 and 4 ranks, sizes 1 KiB..16 MiB, timed by the model itself.
   HardwareProfile truth = load_hardware("h100-sxm");
   truth.network.nvls_bus_bw = 0;
+  truth.network.nccl_model = false;  // a fitted profile is alpha-beta: base + steps x step + bytes
   truth.network.base_latency = 5e-6;
   truth.network.nvlink_step_latency = 2e-6;
   truth.network.nvlink_bus_bw = 40e9;
