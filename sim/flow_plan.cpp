@@ -129,7 +129,8 @@ void add_ring_hops(const Topology& topo, const GangLayout& layout, bool closed,
 // flows on its NVLink ports) and every node's NIC on the channel's rail the tree's up and down
 // traffic (2 unit flows); work M / channels per unit flow.
 void tree_all_reduce_flows(const Topology& topo, const NetworkProfile& net,
-                           const GangLayout& layout, double m, UsageBuilder& usage, GangFlow& g) {
+                           const GangLayout& layout, double m, const CollectiveTiming& timing,
+                           UsageBuilder& usage, GangFlow& g) {
   const int n = static_cast<int>(layout.ring.size());
   const int channels = layout.channels;
   std::vector<PortLoad> hop;
@@ -148,9 +149,13 @@ void tree_all_reduce_flows(const Topology& topo, const NetworkProfile& net,
     }
   }
   usage.add(hop);
-  g.work = m / static_cast<double>(channels);
+  // Alone, this moves at 2M / B (B the ring's bus bandwidth); a protocol or size correction that
+  // reaches less puts that much more work on the ports (timing.seconds_per_byte against 2 / B).
   const int nodes = static_cast<int>(layout.per_node.size());
-  g.latency = seconds_to_ns(tree_allreduce_latency(net, nodes, std::max(1, n / nodes)), [&] {
+  const GroupPlacement placement{n, nodes, layout.fewest};
+  const double natural = 2.0 / ring_bus_bw(net, placement, false);
+  g.work = m / static_cast<double>(channels) * (timing.seconds_per_byte / natural);
+  g.latency = seconds_to_ns(timing.latency, [&] {
     return fmt::format("a tree all-reduce latency with {}", describe_network(net));
   });
 }
@@ -158,25 +163,25 @@ void tree_all_reduce_flows(const Topology& topo, const NetworkProfile& net,
 // All-reduce, all-gather, reduce-scatter and broadcast over rings (one channel per rail when the
 // ring spans nodes), or an all-reduce on NVLink SHARP where it applies.
 void ring_collective_flows(const Topology& topo, const NetworkProfile& net, CollectiveKind kind,
-                           const GangLayout& layout, double m, CollectiveAlgo algo,
+                           const GangLayout& layout, double m, const CollectiveTiming* chosen,
                            UsageBuilder& usage, GangFlow& g) {
   const int n = static_cast<int>(layout.ring.size());
   const double nd = static_cast<double>(n);
   const int steps = kind == CollectiveKind::all_reduce ? 2 * (n - 1) : n - 1;
   const GroupPlacement placement{n, static_cast<int>(layout.per_node.size()), layout.fewest};
-  // The latency, protocol and algorithm the analytical model chooses (sim/nccl_model.hpp); a
+  // The latency, protocol and algorithm the analytical model chooses (`chosen`, from
+  // sim/nccl_model.hpp; a broadcast or userbuffers transfer: the ring at its own latency). A
   // protocol that reaches a share of the ring's bus bandwidth puts that much more work on the
   // ring's ports (LL sends a flag with every 4 bytes, LL128 one per 120).
-  RingTiming timing;
-  timing.latency = comm_latency(net, layout.spans ? LinkClass::network : LinkClass::nvlink, steps);
   const double ring_bw = ring_bus_bw(net, placement, false);
-  timing.bus_bw = ring_bw;
-  if (kind != CollectiveKind::broadcast && algo != CollectiveAlgo::userbuffers) {
-    timing = ring_timing(net, kind, placement, static_cast<std::int64_t>(m), algo, ring_bw);
-  }
+  const double factor = kind == CollectiveKind::broadcast ? 1.0 : busbw_factor(kind, n);
+  CollectiveTiming timing;
+  timing.latency = comm_latency(net, layout.spans ? LinkClass::network : LinkClass::nvlink, steps);
+  timing.seconds_per_byte = factor / ring_bw;
+  if (chosen != nullptr) timing = *chosen;
   g.latency = seconds_to_ns(
       timing.latency, [&] { return fmt::format("a comm latency with {}", describe_network(net)); });
-  if (timing.nvls) {
+  if (timing.algorithm == NcclAlgorithm::nvls) {
     // NVLink SHARP: the switch reduces; each GPU port runs at the NVLS bus bandwidth.
     const double units = net.nvlink_bus_bw / net.nvls_bus_bw;
     std::vector<PortLoad> hop;
@@ -190,7 +195,8 @@ void ring_collective_flows(const Topology& topo, const NetworkProfile& net, Coll
   add_ring_hops(topo, layout, kind != CollectiveKind::broadcast, usage);
   const double per_hop =
       kind == CollectiveKind::broadcast ? m : static_cast<double>(steps) * m / nd;
-  g.work = per_hop / static_cast<double>(layout.channels) * (ring_bw / timing.bus_bw);
+  g.work = per_hop / static_cast<double>(layout.channels) *
+           (timing.seconds_per_byte / (factor / ring_bw));
 }
 
 // The spine loads of a pairwise all-to-all: GPU a sends to and receives from every member on
@@ -280,13 +286,24 @@ GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, Collec
   const double m = static_cast<double>(bytes);
   const GangLayout layout = gang_layout(topo, ranks);
   UsageBuilder usage(topo.port_count());
-  if (algo == CollectiveAlgo::tree && kind == CollectiveKind::all_reduce) {
-    if (topo.has_spine() && layout.spans) {
-      throw InputError(
-          "--spine-oversubscription: the tree all-reduce over a leaf-spine tier is not modelled "
-          "(which tree edges cross the spine depends on NCCL's tree layout); use the ring");
-    }
-    tree_all_reduce_flows(topo, net, layout, m, usage, g);
+  const bool over_spine = topo.has_spine() && layout.spans;
+  if (algo == CollectiveAlgo::tree && kind == CollectiveKind::all_reduce && over_spine) {
+    throw InputError(
+        "--spine-oversubscription: the tree all-reduce over a leaf-spine tier is not modelled "
+        "(which tree edges cross the spine depends on NCCL's tree layout); use the ring");
+  }
+  // What the analytical model chooses for this call (algorithm, protocol, latency); over a spine
+  // tier the automatic choice leaves the tree out (its flows there are not modelled).
+  std::optional<CollectiveTiming> chosen;
+  const bool timed = kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather ||
+                     kind == CollectiveKind::reduce_scatter;
+  if (timed && algo != CollectiveAlgo::userbuffers) {
+    const GroupPlacement placement{n, static_cast<int>(layout.per_node.size()), layout.fewest};
+    chosen = collective_timing(net, kind, placement, bytes, algo,
+                               ring_bus_bw(net, placement, false), !over_spine);
+  }
+  if (chosen && chosen->algorithm == NcclAlgorithm::tree) {
+    tree_all_reduce_flows(topo, net, layout, m, *chosen, usage, g);
     g.usage = usage.take();
     return g;
   }
@@ -295,7 +312,7 @@ GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, Collec
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
     case CollectiveKind::broadcast:
-      ring_collective_flows(topo, net, kind, layout, m, algo, usage, g);
+      ring_collective_flows(topo, net, kind, layout, m, chosen ? &*chosen : nullptr, usage, g);
       break;
     case CollectiveKind::all_to_all:
       all_to_all_flows(topo, net, layout, m, usage, g);
@@ -305,8 +322,8 @@ GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, Collec
       break;
     case CollectiveKind::barrier: {
       const GroupPlacement placement{n, static_cast<int>(layout.per_node.size()), layout.fewest};
-      const RingTiming t =
-          ring_timing(net, kind, placement, 0, algo, ring_bus_bw(net, placement, false));
+      const CollectiveTiming t =
+          collective_timing(net, kind, placement, 0, algo, ring_bus_bw(net, placement, false));
       g.latency = seconds_to_ns(t.latency, [&] {
         return fmt::format("a barrier latency with {}", describe_network(net));
       });

@@ -28,6 +28,26 @@ constexpr double kNvlsLatency = 23e-6;
 constexpr double kLl128Share = 0.92;
 constexpr double kLl128OnePerNode = 0.7;
 
+// NCCL's tree latencies per protocol: baseLat Tree {LL 6.8, LL128 14.0, Simple 0} us; hwLat
+// NVLink Tree {0.6, 1.25, 28} us (a hop of the chain through a node), NET Tree {5.0, 8.5, 28} us
+// (a level of the tree over the nodes).
+constexpr ProtocolLatency kTreeLl{6.8e-6, 0.6e-6, 5.0e-6};
+constexpr ProtocolLatency kTreeLl128{14.0e-6, 1.25e-6, 8.5e-6};
+constexpr ProtocolLatency kTreeSimple{0.0, 28e-6, 28e-6};
+// Tree bus bandwidth: 0.92 of the channels' (LL: then / 3.8; LL128: x 120/128 across nodes).
+constexpr double kTreeShare = 0.92;
+constexpr double kTreeLlDivisor = 3.8;
+constexpr double kTreeLl128Share = 120.0 / 128.0;
+// treeCorrectionFactor[protocol][log2(bytes / 64)], message sizes 64 B to 256 MB; 1 beyond.
+constexpr std::array<std::array<double, 23>, 3> kTreeCorrection = {{
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},  // LL
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},  // LL128
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+     .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},  // Simple
+}};
+
 // llMaxBws, bytes/s: one node on Ampere or Hopper 87.7 GB/s; across 2 nodes 39.0, more 20.4
 // (the Intel-host row; AMD hosts: 22.5 and 19.0).
 double ll_cap(int nodes) {
@@ -63,7 +83,81 @@ int crossing_steps(CollectiveKind kind, const GroupPlacement& p) {
   return std::min(ring_steps(kind, p.ranks), reduces_twice(kind) ? 2 * p.nodes : p.nodes - 1);
 }
 
+int floor_log2(int x) {
+  int l = 0;
+  while (x > 1) {
+    x >>= 1;
+    ++l;
+  }
+  return l;
+}
+
+ProtocolLatency tree_figures(NcclProtocol p) {
+  switch (p) {
+    case NcclProtocol::ll:
+      return kTreeLl;
+    case NcclProtocol::ll128:
+      return kTreeLl128;
+    case NcclProtocol::simple:
+      break;
+  }
+  return kTreeSimple;
+}
+
+constexpr std::array<NcclProtocol, 3> kProtocols = {NcclProtocol::simple, NcclProtocol::ll128,
+                                                    NcclProtocol::ll};
+
+// The alpha-beta model: Simple, every step at the latency of the link class the group spans;
+// NVLS where uses_nvls says; the tree (forced) at base + 2 x (ceil(log2 nodes) network steps +
+// (g - 1) NVLink steps) + 2M / B.
+CollectiveTiming alpha_beta_timing(const NetworkProfile& net, CollectiveKind kind,
+                                   const GroupPlacement& placement, CollectiveAlgo algo,
+                                   double ring_bw) {
+  const int n = placement.ranks;
+  CollectiveTiming t;
+  if (algo == CollectiveAlgo::tree && kind == CollectiveKind::all_reduce) {
+    const int g = std::max(1, n / std::max(1, placement.nodes));
+    int depth = 0;
+    while ((1 << depth) < placement.nodes) ++depth;
+    t.algorithm = NcclAlgorithm::tree;
+    t.steps = 2 * (depth + g - 1);
+    t.latency = tree_allreduce_latency(net, placement.nodes, g);
+    t.bus_bw = ring_bw;
+    t.seconds_per_byte = 2.0 / ring_bw;
+    return t;
+  }
+  const bool nvls = kind == CollectiveKind::all_reduce && uses_nvls(net, placement, algo);
+  const LinkClass link = placement.nodes > 1 ? LinkClass::network : LinkClass::nvlink;
+  t.steps = ring_steps(kind, n);
+  t.latency = comm_latency(net, link, t.steps);
+  t.bus_bw = nvls ? net.nvls_bus_bw : ring_bw;
+  t.algorithm = nvls ? NcclAlgorithm::nvls : NcclAlgorithm::ring;
+  t.seconds_per_byte =
+      busbw_factor(reduces_twice(kind) ? CollectiveKind::all_reduce : kind, n) / t.bus_bw;
+  return t;
+}
+
 }  // namespace
+
+double nccl_tree_latency(NcclProtocol p, const GroupPlacement& placement) {
+  const ProtocolLatency f = tree_figures(p);
+  const int per_node = placement.ranks / std::max(1, placement.nodes);
+  return f.base + 2.0 * (static_cast<double>(per_node - 1) * f.nvlink_step +
+                         static_cast<double>(floor_log2(placement.nodes)) * f.network_step);
+}
+
+double nccl_tree_bus_bw(NcclProtocol p, const GroupPlacement& placement, std::int64_t bytes,
+                        double ring_bw) {
+  double bw = ring_bw * kTreeShare;
+  if (p == NcclProtocol::ll) bw = std::min(bw / kTreeLlDivisor, ll_cap(placement.nodes));
+  if (p == NcclProtocol::ll128) bw *= placement.nodes == 1 ? 7.0 / 9.0 : kTreeLl128Share;
+  const int log_size = floor_log2(static_cast<int>(
+      std::min<std::int64_t>(std::max<std::int64_t>(bytes >> 6, 1), std::int64_t{1} << 30)));
+  if (log_size < 23) {
+    bw *= kTreeCorrection[static_cast<std::size_t>(p)][static_cast<std::size_t>(log_size)];
+  }
+  return bw;
+}
 
 double nccl_latency(const NetworkProfile& net, NcclProtocol p, CollectiveKind kind,
                     const GroupPlacement& placement) {
@@ -100,39 +194,52 @@ double nccl_bus_bw(NcclProtocol p, CollectiveKind kind, const GroupPlacement& pl
   return ring_bw;
 }
 
-RingTiming ring_timing(const NetworkProfile& net, CollectiveKind kind,
-                       const GroupPlacement& placement, std::int64_t bytes, CollectiveAlgo algo,
-                       double ring_bw) {
+CollectiveTiming collective_timing(const NetworkProfile& net, CollectiveKind kind,
+                                   const GroupPlacement& placement, std::int64_t bytes,
+                                   CollectiveAlgo algo, double ring_bw, bool tree_allowed) {
+  if (!net.nccl_model) return alpha_beta_timing(net, kind, placement, algo, ring_bw);
   const int n = placement.ranks;
-  const bool nvls_candidate = kind == CollectiveKind::all_reduce && uses_nvls(net, placement, algo);
-  RingTiming best;
-  best.steps = ring_steps(kind, n);
-  if (!net.nccl_model) {
-    const LinkClass link = placement.nodes > 1 ? LinkClass::network : LinkClass::nvlink;
-    best.latency = comm_latency(net, link, best.steps);
-    best.bus_bw = nvls_candidate ? net.nvls_bus_bw : ring_bw;
-    best.nvls = nvls_candidate;
-    return best;
-  }
+  const bool all_reduce = kind == CollectiveKind::all_reduce;
   const double payload = kind == CollectiveKind::barrier ? 0.0 : static_cast<double>(bytes);
-  const double bus_bytes =
-      busbw_factor(reduces_twice(kind) ? CollectiveKind::all_reduce : kind, n) * payload;
+  const double factor = busbw_factor(reduces_twice(kind) ? CollectiveKind::all_reduce : kind, n);
+  CollectiveTiming best;
   double best_seconds = std::numeric_limits<double>::infinity();
-  const auto consider = [&](const RingTiming& t) {
-    const double seconds = t.latency + bus_bytes / t.bus_bw;
+  const auto consider = [&](NcclAlgorithm a, NcclProtocol p, double latency, double bus_bw,
+                            double seconds_per_byte, int steps) {
+    const double seconds = latency + payload * seconds_per_byte;
     if (seconds < best_seconds) {
       best_seconds = seconds;
-      best = t;
+      best = CollectiveTiming{latency, seconds_per_byte, bus_bw, a, p, steps};
     }
   };
-  if (algo != CollectiveAlgo::nvls) {
-    for (NcclProtocol p : {NcclProtocol::simple, NcclProtocol::ll128, NcclProtocol::ll}) {
-      consider(RingTiming{nccl_latency(net, p, kind, placement),
-                          nccl_bus_bw(p, kind, placement, ring_bw), false, p, best.steps});
+  const bool ring =
+      algo == CollectiveAlgo::automatic || algo == CollectiveAlgo::ring || !all_reduce;
+  if (ring) {
+    for (NcclProtocol p : kProtocols) {
+      const double bw = nccl_bus_bw(p, kind, placement, ring_bw);
+      consider(NcclAlgorithm::ring, p, nccl_latency(net, p, kind, placement), bw, factor / bw,
+               ring_steps(kind, n));
     }
   }
-  if (nvls_candidate) {
-    consider(RingTiming{kNvlsLatency, net.nvls_bus_bw, true, NcclProtocol::simple, best.steps});
+  const bool tree =
+      all_reduce && (algo == CollectiveAlgo::tree ||
+                     (algo == CollectiveAlgo::automatic && tree_allowed && placement.nodes > 1));
+  if (tree) {
+    int depth = 0;
+    while ((1 << depth) < placement.nodes) ++depth;
+    const int steps = 2 * (depth + n / std::max(1, placement.nodes) - 1);
+    for (NcclProtocol p : kProtocols) {
+      const double bw = nccl_tree_bus_bw(p, placement, bytes, ring_bw);
+      // NCCL's tree algorithm bandwidth is half its bus bandwidth: time = latency + 2M / bw;
+      // in nccl-tests' terms, bus bandwidth 2(n-1)/n x M / (2M / bw).
+      consider(NcclAlgorithm::tree, p, nccl_tree_latency(p, placement), factor * bw / 2.0, 2.0 / bw,
+               steps);
+    }
+  }
+  if (all_reduce && algo != CollectiveAlgo::ring && algo != CollectiveAlgo::tree &&
+      uses_nvls(net, placement, algo)) {
+    consider(NcclAlgorithm::nvls, NcclProtocol::simple, kNvlsLatency, net.nvls_bus_bw,
+             factor / net.nvls_bus_bw, ring_steps(kind, n));
   }
   return best;
 }

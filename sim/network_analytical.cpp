@@ -59,6 +59,18 @@ std::string_view to_string(LinkClass c) {
   return c == LinkClass::network ? "network" : "nvlink";
 }
 
+std::string_view to_string(NcclAlgorithm a) {
+  switch (a) {
+    case NcclAlgorithm::tree:
+      return "tree";
+    case NcclAlgorithm::nvls:
+      return "NVLS";
+    case NcclAlgorithm::ring:
+      break;
+  }
+  return "ring";
+}
+
 std::string_view to_string(NcclProtocol p) {
   switch (p) {
     case NcclProtocol::ll:
@@ -160,37 +172,23 @@ CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
   }
   const double nd = static_cast<double>(n);
   const double m = static_cast<double>(bytes);
-  const bool tree = algo == CollectiveAlgo::tree && kind == CollectiveKind::all_reduce;
-  if (tree) {
-    // Tree all-reduce (reduce up, broadcast down): a chain through each node's g GPUs and a
-    // double binary tree over the nodes, one per NIC channel. Latency: base + 2 x (ceil(log2
-    // nodes) network steps + (g - 1) NVLink steps); every byte crosses each link once up and once
-    // down: + 2M / B with the ring's bus bandwidth B.
-    const int g = std::max(1, n / std::max(1, placement.nodes));
-    int depth = 0;
-    while ((1 << depth) < placement.nodes) ++depth;
-    c.bus_bw = ring_bus_bw(net, placement, false);
-    c.steps = 2 * (depth + g - 1);
-    c.seconds = tree_allreduce_latency(net, placement.nodes, g) + 2.0 * m / c.bus_bw;
-    return c;
-  }
   switch (kind) {
     case CollectiveKind::all_reduce:
     case CollectiveKind::barrier:
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter: {
       // Ring all-reduce: 2(n-1) steps, lat + 2(n-1)/n * M / B (a barrier is one of 0 bytes); ring
-      // all-gather and reduce-scatter: n-1 steps, lat + (n-1)/n * M_total / B. Latency, protocol
-      // and B (or NVLS) as the profile's collective model says (sim/nccl_model.hpp).
-      const bool twice = kind == CollectiveKind::all_reduce || kind == CollectiveKind::barrier;
+      // all-gather and reduce-scatter: n-1 steps, lat + (n-1)/n * M_total / B; NCCL's tree
+      // all-reduce: lat + 2M / B_tree; NVLS. Which one, its latency, protocol and bandwidth as the
+      // profile's collective model says (sim/nccl_model.hpp).
       const double payload = kind == CollectiveKind::barrier ? 0.0 : m;
-      const RingTiming t =
-          ring_timing(net, kind, placement, bytes, algo, ring_bus_bw(net, placement, false));
+      const CollectiveTiming t =
+          collective_timing(net, kind, placement, bytes, algo, ring_bus_bw(net, placement, false));
       c.bus_bw = t.bus_bw;
       c.steps = t.steps;
       c.protocol = t.protocol;
-      c.nvls = t.nvls;
-      c.seconds = t.latency + (twice ? 2.0 : 1.0) * (nd - 1) / nd * payload / c.bus_bw;
+      c.algorithm = t.algorithm;
+      c.seconds = t.latency + payload * t.seconds_per_byte;
       return c;
     }
     case CollectiveKind::broadcast:

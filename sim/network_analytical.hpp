@@ -17,6 +17,9 @@ std::string_view to_string(LinkClass c);
 // NCCL's protocols (sim/nccl_model.hpp): "LL", "LL128", "Simple".
 enum class NcclProtocol : std::uint8_t { ll, ll128, simple };
 std::string_view to_string(NcclProtocol p);
+// The algorithm an all-reduce, all-gather or reduce-scatter runs: "ring", "tree", "NVLS".
+enum class NcclAlgorithm : std::uint8_t { ring, tree, nvls };
+std::string_view to_string(NcclAlgorithm a);
 
 // Where a group's ranks sit: how many ranks, over how many nodes, and the fewest of them on any
 // one node (g in ARCHITECTURE.md §3's bandwidth rule).
@@ -32,8 +35,8 @@ struct CommCost {
   double bus_bw = 0;  // bytes/s the algorithm's bus traffic runs at
   int steps = 0;      // algorithm steps paying per-step latency
   LinkClass link = LinkClass::nvlink;
+  NcclAlgorithm algorithm = NcclAlgorithm::ring;
   NcclProtocol protocol = NcclProtocol::simple;
-  bool nvls = false;  // an all-reduce on NVLink SHARP
 };
 
 // One send/recv of `bytes` between two GPUs.

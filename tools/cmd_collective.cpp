@@ -65,19 +65,18 @@ struct Row {
 };
 
 // How one call runs as the analytical model costs it: "ring LL", "ring LL128", "ring Simple",
-// "NVLS" or "tree" for all-reduce, all-gather and reduce-scatter (the protocol NCCL's model picks
+// "tree LL", ..., or "NVLS" for all-reduce, all-gather and reduce-scatter (what NCCL's model picks
 // under a "collective_model": "nccl" profile); "pairwise" for all-to-all, "p2p" for send/recv.
 std::string algorithm_of(const CollectiveConfig& run, std::optional<CollectiveKind> kind,
                          std::int64_t bytes, const NetworkProfile& net) {
   if (!kind) return "p2p";
   if (*kind == CollectiveKind::all_to_all) return "pairwise";
-  if (run.algo == CollectiveAlgo::tree) return "tree";
   const int nodes = (run.ranks + run.gpus_per_node - 1) / run.gpus_per_node;
   const int fewest = nodes > 1 ? run.ranks - (nodes - 1) * run.gpus_per_node : run.ranks;
   const CommCost c =
       collective_cost(net, *kind, GroupPlacement{run.ranks, nodes, fewest}, bytes, run.algo);
-  if (c.nvls) return "NVLS";
-  return fmt::format("ring {}", to_string(c.protocol));
+  if (c.algorithm == NcclAlgorithm::nvls) return "NVLS";
+  return fmt::format("{} {}", to_string(c.algorithm), to_string(c.protocol));
 }
 
 std::vector<OptionSpec> collective_options() {

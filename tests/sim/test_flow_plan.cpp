@@ -205,7 +205,11 @@ TEST_CASE("uncontended, the flow model agrees with the analytical formulas withi
 }
 
 TEST_CASE("tree all-reduce: log-depth latency, 2M/B bandwidth, the flow model agrees") {
-  const HardwareProfile hw = load_hardware("h100-sxm");
+  // The alpha-beta tree (NCCL's own tree figures are checked in test_nccl_model.cpp; here the
+  // flow model must agree with them too).
+  HardwareProfile hw = load_hardware("h100-sxm");
+  hw.network.nccl_model = false;
+  const HardwareProfile nccl = load_hardware("h100-sxm");
   const std::int64_t bytes = std::int64_t{1} << 28;
   for (int world : {8, 64, 256}) {
     CAPTURE(world);
@@ -226,6 +230,8 @@ TEST_CASE("tree all-reduce: log-depth latency, 2M/B bandwidth, the flow model ag
         8.4e-6 + 2 * (depth * 14e-6 + 7 * 3.4e-6) + 2.0 * static_cast<double>(bytes) / 370e9;
     CHECK(ns_to_seconds(run(p, hw, false)) == doctest::Approx(expect).epsilon(1e-6));
     CHECK(ns_to_seconds(run(p, hw, true)) == doctest::Approx(expect).epsilon(0.01));
+    CHECK(static_cast<double>(run(p, nccl, true)) ==
+          doctest::Approx(static_cast<double>(run(p, nccl, false))).epsilon(0.01));
   }
 }
 

@@ -63,7 +63,7 @@ TEST_CASE("network: intra-node ring all-reduce, with and without NVLS") {
   const auto v = meshsim::collective_cost(h100_net(), CollectiveKind::all_reduce, even(8, 1), kGiB);
   CHECK(v.seconds == doctest::Approx(3.937683733333333e-3).epsilon(1e-9));
   CHECK(v.bus_bw == doctest::Approx(480e9));
-  CHECK(v.nvls);
+  CHECK(v.algorithm == meshsim::NcclAlgorithm::nvls);
 }
 
 TEST_CASE("network: all-reduce across nodes uses min(NVLink, g x NIC), 14 us between nodes") {
