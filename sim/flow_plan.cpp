@@ -129,7 +129,7 @@ void add_ring_hops(const Topology& topo, const GangLayout& layout, bool closed,
 // flows on its NVLink ports) and every node's NIC on the channel's rail the tree's up and down
 // traffic (2 unit flows); work M / channels per unit flow.
 void tree_all_reduce_flows(const Topology& topo, const NetworkProfile& net,
-                           const GangLayout& layout, double m, const CollectiveTiming& timing,
+                           const GangLayout& layout, double m, const NcclTiming& timing,
                            UsageBuilder& usage, GangFlow& g) {
   const int n = static_cast<int>(layout.ring.size());
   const int channels = layout.channels;
@@ -163,7 +163,7 @@ void tree_all_reduce_flows(const Topology& topo, const NetworkProfile& net,
 // All-reduce, all-gather, reduce-scatter and broadcast over rings (one channel per rail when the
 // ring spans nodes), or an all-reduce on NVLink SHARP where it applies.
 void ring_collective_flows(const Topology& topo, const NetworkProfile& net, CollectiveKind kind,
-                           const GangLayout& layout, double m, const CollectiveTiming* chosen,
+                           const GangLayout& layout, double m, const NcclTiming* chosen,
                            UsageBuilder& usage, GangFlow& g) {
   const int n = static_cast<int>(layout.ring.size());
   const double nd = static_cast<double>(n);
@@ -175,7 +175,7 @@ void ring_collective_flows(const Topology& topo, const NetworkProfile& net, Coll
   // ring's ports (LL sends a flag with every 4 bytes, LL128 one per 120).
   const double ring_bw = ring_bus_bw(net, placement, false);
   const double factor = kind == CollectiveKind::broadcast ? 1.0 : busbw_factor(kind, n);
-  CollectiveTiming timing;
+  NcclTiming timing;
   timing.latency = comm_latency(net, layout.spans ? LinkClass::network : LinkClass::nvlink, steps);
   timing.seconds_per_byte = factor / ring_bw;
   if (chosen != nullptr) timing = *chosen;
@@ -294,7 +294,7 @@ GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, Collec
   }
   // What the analytical model chooses for this call (algorithm, protocol, latency); over a spine
   // tier the automatic choice leaves the tree out (its flows there are not modelled).
-  std::optional<CollectiveTiming> chosen;
+  std::optional<NcclTiming> chosen;
   const bool timed = kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather ||
                      kind == CollectiveKind::reduce_scatter;
   if (timed && algo != CollectiveAlgo::userbuffers) {
@@ -322,7 +322,7 @@ GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, Collec
       break;
     case CollectiveKind::barrier: {
       const GroupPlacement placement{n, static_cast<int>(layout.per_node.size()), layout.fewest};
-      const CollectiveTiming t =
+      const NcclTiming t =
           collective_timing(net, kind, placement, 0, algo, ring_bus_bw(net, placement, false));
       g.latency = seconds_to_ns(t.latency, [&] {
         return fmt::format("a barrier latency with {}", describe_network(net));

@@ -110,11 +110,10 @@ constexpr std::array<NcclProtocol, 3> kProtocols = {NcclProtocol::simple, NcclPr
 // The alpha-beta model: Simple, every step at the latency of the link class the group spans;
 // NVLS where uses_nvls says; the tree (forced) at base + 2 x (ceil(log2 nodes) network steps +
 // (g - 1) NVLink steps) + 2M / B.
-CollectiveTiming alpha_beta_timing(const NetworkProfile& net, CollectiveKind kind,
-                                   const GroupPlacement& placement, CollectiveAlgo algo,
-                                   double ring_bw) {
+NcclTiming alpha_beta_timing(const NetworkProfile& net, CollectiveKind kind,
+                             const GroupPlacement& placement, CollectiveAlgo algo, double ring_bw) {
   const int n = placement.ranks;
-  CollectiveTiming t;
+  NcclTiming t;
   if (algo == CollectiveAlgo::tree && kind == CollectiveKind::all_reduce) {
     const int g = std::max(1, n / std::max(1, placement.nodes));
     int depth = 0;
@@ -194,22 +193,22 @@ double nccl_bus_bw(NcclProtocol p, CollectiveKind kind, const GroupPlacement& pl
   return ring_bw;
 }
 
-CollectiveTiming collective_timing(const NetworkProfile& net, CollectiveKind kind,
-                                   const GroupPlacement& placement, std::int64_t bytes,
-                                   CollectiveAlgo algo, double ring_bw, bool tree_allowed) {
+NcclTiming collective_timing(const NetworkProfile& net, CollectiveKind kind,
+                             const GroupPlacement& placement, std::int64_t bytes,
+                             CollectiveAlgo algo, double ring_bw, bool tree_allowed) {
   if (!net.nccl_model) return alpha_beta_timing(net, kind, placement, algo, ring_bw);
   const int n = placement.ranks;
   const bool all_reduce = kind == CollectiveKind::all_reduce;
   const double payload = kind == CollectiveKind::barrier ? 0.0 : static_cast<double>(bytes);
   const double factor = busbw_factor(reduces_twice(kind) ? CollectiveKind::all_reduce : kind, n);
-  CollectiveTiming best;
+  NcclTiming best;
   double best_seconds = std::numeric_limits<double>::infinity();
   const auto consider = [&](NcclAlgorithm a, NcclProtocol p, double latency, double bus_bw,
                             double seconds_per_byte, int steps) {
     const double seconds = latency + payload * seconds_per_byte;
     if (seconds < best_seconds) {
       best_seconds = seconds;
-      best = CollectiveTiming{latency, seconds_per_byte, bus_bw, a, p, steps};
+      best = NcclTiming{latency, seconds_per_byte, bus_bw, a, p, steps};
     }
   };
   const bool ring =

@@ -29,7 +29,7 @@ namespace meshsim {
 
 // How one collective runs: its latency, the seconds each byte of the call's buffer adds, the
 // nccl-tests bus bandwidth that amounts to, the algorithm and the protocol.
-struct CollectiveTiming {
+struct NcclTiming {
   double latency = 0;           // s
   double seconds_per_byte = 0;  // per byte of CollectiveCall bytes
   double bus_bw = 0;            // bytes/s, nccl-tests' bus bandwidth
@@ -43,9 +43,9 @@ struct CollectiveTiming {
 // candidate; the tree only when `tree_allowed`), ring, tree (all-reduce) or nvls (all-reduce).
 // Under the alpha-beta model: Simple, every step at the latency of the link class the group
 // spans, NVLS where uses_nvls says, the tree only when forced.
-CollectiveTiming collective_timing(const NetworkProfile& net, CollectiveKind kind,
-                                   const GroupPlacement& placement, std::int64_t bytes,
-                                   CollectiveAlgo algo, double ring_bw, bool tree_allowed = true);
+NcclTiming collective_timing(const NetworkProfile& net, CollectiveKind kind,
+                             const GroupPlacement& placement, std::int64_t bytes,
+                             CollectiveAlgo algo, double ring_bw, bool tree_allowed = true);
 
 // NCCL's ring latency of protocol `p` for this collective over `placement` (seconds), and the
 // bus bandwidth it reaches on a ring of bus bandwidth `ring_bw`.

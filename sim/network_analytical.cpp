@@ -182,7 +182,7 @@ CommCost collective_cost(const NetworkProfile& net, CollectiveKind kind,
       // all-reduce: lat + 2M / B_tree; NVLS. Which one, its latency, protocol and bandwidth as the
       // profile's collective model says (sim/nccl_model.hpp).
       const double payload = kind == CollectiveKind::barrier ? 0.0 : m;
-      const CollectiveTiming t =
+      const NcclTiming t =
           collective_timing(net, kind, placement, bytes, algo, ring_bus_bw(net, placement, false));
       c.bus_bw = t.bus_bw;
       c.steps = t.steps;

@@ -143,7 +143,7 @@ struct Request {
   std::string backend = "cpu";
   std::chrono::milliseconds timeout{300000};
   MemoryLimit memory_limit;
-  MemoryEstimate memory;  // per rank, before anything is allocated
+  RankMemoryEstimate memory;  // per rank, before anything is allocated
   bool gather_tensors() const { return !dump_dir.empty() || (check && workload); }
 };
 

@@ -55,7 +55,7 @@ struct SuiteRequest {
   std::chrono::milliseconds timeout{300000};
   bool json = false;
   MemoryLimit memory_limit;
-  MemoryEstimate memory;  // the largest of the selected configurations
+  RankMemoryEstimate memory;  // the largest of the selected configurations
 };
 
 bool selected(const SuiteConfig& config, const SuiteRequest& req) {
@@ -70,7 +70,7 @@ void check_suite_memory(SuiteRequest& req, const LaunchEnv& env) {
     const Program program = config.build();
     const CommPlan plan = validate_program(program);
     const TensorLayout layout = config.layout ? config.layout() : TensorLayout{};
-    const MemoryEstimate e = estimate_peak_memory(program, plan, layout, false);
+    const RankMemoryEstimate e = estimate_peak_memory(program, plan, layout, false);
     check_memory(e, req.memory_limit, fmt::format("validate suite '{}'", config.name));
     if (e.total() > req.memory.total()) req.memory = e;
   }

@@ -15,7 +15,7 @@ namespace {
 
 constexpr std::int64_t kNoLimit = std::numeric_limits<std::int64_t>::max();
 
-std::string breakdown(const MemoryEstimate& e) {
+std::string breakdown(const RankMemoryEstimate& e) {
   std::string out = fmt::format("rank {}: tensor slots {}, communication scratch {}", e.rank,
                                 format_bytes(e.slots), format_bytes(e.comm));
   if (e.kernels > 0) out += fmt::format(", kernel scratch {}", format_bytes(e.kernels));
@@ -92,7 +92,8 @@ OptionSpec max_memory_option() {
           "[half of MemAvailable / ranks on this node]"};
 }
 
-void check_memory(const MemoryEstimate& estimate, const MemoryLimit& limit, std::string_view what) {
+void check_memory(const RankMemoryEstimate& estimate, const MemoryLimit& limit,
+                  std::string_view what) {
   if (estimate.total() <= limit.bytes) return;
   throw InputError(
       fmt::format("{} needs about {} per rank ({}) but the limit is {}: use smaller sizes or raise "
@@ -100,7 +101,7 @@ void check_memory(const MemoryEstimate& estimate, const MemoryLimit& limit, std:
                   what, format_bytes(estimate.total()), breakdown(estimate), limit_text(limit)));
 }
 
-std::string memory_line(const MemoryEstimate& estimate, const MemoryLimit& limit) {
+std::string memory_line(const RankMemoryEstimate& estimate, const MemoryLimit& limit) {
   return fmt::format("memory: about {} per rank estimated ({}), limit {}\n",
                      format_bytes(estimate.total()), breakdown(estimate), limit_text(limit));
 }

@@ -37,9 +37,10 @@ MemoryLimit memory_limit(const Args& args, int ranks_on_node);
 OptionSpec max_memory_option();
 
 // InputError "<what> needs about X per rank (...) but the limit is Y (...)" when over the limit.
-void check_memory(const MemoryEstimate& estimate, const MemoryLimit& limit, std::string_view what);
+void check_memory(const RankMemoryEstimate& estimate, const MemoryLimit& limit,
+                  std::string_view what);
 
 // "memory: about X per rank estimated (rank r: ...), limit Y (source)".
-std::string memory_line(const MemoryEstimate& estimate, const MemoryLimit& limit);
+std::string memory_line(const RankMemoryEstimate& estimate, const MemoryLimit& limit);
 
 }  // namespace meshsim

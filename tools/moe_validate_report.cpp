@@ -57,14 +57,14 @@ constexpr const char* kReference = "the float64 MoE layer on one rank";
 
 }  // namespace
 
-MemoryEstimate estimate_moe_memory(const MoeLayerConfig& c, bool gather) {
+RankMemoryEstimate estimate_moe_memory(const MoeLayerConfig& c, bool gather) {
   const ExpertLoad load = expected_expert_load(c);
   const double received = *std::max_element(load.per_rank.begin(), load.per_rank.end());
   const auto gathered = static_cast<std::int64_t>(std::ceil(received)) * c.etp;
   const std::int64_t e = dtype_bytes(c.dtype), h = c.hidden, fl = c.local_ffn();
   const std::int64_t copies = c.local_tokens() * c.top_k;
   const std::int64_t weights = c.experts * h + c.local_experts() * 3 * fl * h;
-  MemoryEstimate m;
+  RankMemoryEstimate m;
   // Inputs, outputs, weights and their gradients.
   m.slots = e * (4 * c.local_tokens() * h + 2 * weights);
   // Permuted, combined and their gradients; received; gathered, expert-major and their gradients,

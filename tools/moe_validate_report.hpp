@@ -26,7 +26,7 @@ struct MoeRequest {
   bool check = true;
   MoeFault fault = MoeFault::none;
   MemoryLimit limit;
-  MemoryEstimate memory;
+  RankMemoryEstimate memory;
 };
 
 struct MoeReport {
@@ -42,7 +42,7 @@ struct MoeReport {
 // shares): its inputs and weight shards, the routed token buffers (permuted, received, gathered
 // over ETP, expert-major, up-projections, SwiGLU outputs, combined) and the gradients; on rank 0
 // with `gather`, every rank's packed results, the unsharded tensors and the float64 reference.
-MemoryEstimate estimate_moe_memory(const MoeLayerConfig& c, bool gather);
+RankMemoryEstimate estimate_moe_memory(const MoeLayerConfig& c, bool gather);
 
 std::string moe_report_text(const MoeRequest& req, const std::vector<MoeRankResult>& per_rank,
                             const MoeReport& report);

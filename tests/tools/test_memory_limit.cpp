@@ -36,7 +36,7 @@ TEST_CASE("memory limit: the default is half the available memory shared by the 
 }
 
 TEST_CASE("memory limit: over the limit is one line naming estimate, limit and flag") {
-  MemoryEstimate e;
+  RankMemoryEstimate e;
   e.slots = 6'000'000'000;
   e.comm = 1'200'000'000;
   const MemoryLimit limit{2'000'000'000, "--max-memory"};

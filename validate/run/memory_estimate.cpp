@@ -60,9 +60,9 @@ std::int64_t gather_total(const Program& program, const TensorLayout& layout) {
 
 }  // namespace
 
-MemoryEstimate estimate_rank_memory(const Program& program, const CommPlan& plan,
-                                    const TensorLayout& layout, bool gather_tensors, int rank) {
-  MemoryEstimate e;
+RankMemoryEstimate estimate_rank_memory(const Program& program, const CommPlan& plan,
+                                        const TensorLayout& layout, bool gather_tensors, int rank) {
+  RankMemoryEstimate e;
   e.rank = rank;
   e.slots = slot_total(program, rank);
   for (std::int64_t b : comm_scratch_bytes(program, plan, rank)) e.comm += b;
@@ -71,11 +71,11 @@ MemoryEstimate estimate_rank_memory(const Program& program, const CommPlan& plan
   return e;
 }
 
-MemoryEstimate estimate_peak_memory(const Program& program, const CommPlan& plan,
-                                    const TensorLayout& layout, bool gather_tensors) {
-  MemoryEstimate peak;
+RankMemoryEstimate estimate_peak_memory(const Program& program, const CommPlan& plan,
+                                        const TensorLayout& layout, bool gather_tensors) {
+  RankMemoryEstimate peak;
   for (int r = 0; r < program.world_size(); ++r) {
-    const MemoryEstimate e = estimate_rank_memory(program, plan, layout, gather_tensors, r);
+    const RankMemoryEstimate e = estimate_rank_memory(program, plan, layout, gather_tensors, r);
     if (r == 0 || e.total() > peak.total()) peak = e;
   }
   return peak;

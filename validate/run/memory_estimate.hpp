@@ -19,7 +19,7 @@
 
 namespace meshsim {
 
-struct MemoryEstimate {
+struct RankMemoryEstimate {
   int rank = 0;  // the rank with the largest total
   std::int64_t slots = 0;
   std::int64_t comm = 0;
@@ -29,12 +29,12 @@ struct MemoryEstimate {
 };
 
 // The estimate of one rank.
-MemoryEstimate estimate_rank_memory(const Program& program, const CommPlan& plan,
-                                    const TensorLayout& layout, bool gather_tensors, int rank);
+RankMemoryEstimate estimate_rank_memory(const Program& program, const CommPlan& plan,
+                                        const TensorLayout& layout, bool gather_tensors, int rank);
 
 // The rank that needs the most (the first such rank on ties).
-MemoryEstimate estimate_peak_memory(const Program& program, const CommPlan& plan,
-                                    const TensorLayout& layout, bool gather_tensors);
+RankMemoryEstimate estimate_peak_memory(const Program& program, const CommPlan& plan,
+                                        const TensorLayout& layout, bool gather_tensors);
 
 // "1.25 GB", "512 MB" (decimal units: B, kB, MB, GB, TB; three significant digits).
 std::string format_bytes(std::int64_t bytes);

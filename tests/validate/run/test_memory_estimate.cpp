@@ -30,7 +30,7 @@ TEST_CASE("memory estimate: a rank's slots and scratch are what its TensorStore 
     CAPTURE(rank);
     const auto scratch = comm_scratch_bytes(p, plan, rank);
     const TensorStore store(p, rank, scratch);
-    const MemoryEstimate e = estimate_rank_memory(p, plan, tensor_layout(w), false, rank);
+    const RankMemoryEstimate e = estimate_rank_memory(p, plan, tensor_layout(w), false, rank);
     // Slots are rounded up to the store's 64-byte alignment: at most 63 bytes more per slot.
     CHECK(e.slots >= store.total_slot_bytes());
     CHECK(e.slots < store.total_slot_bytes() + 64 * static_cast<std::int64_t>(p.slots.size()));
@@ -45,11 +45,11 @@ TEST_CASE("memory estimate: gathering adds to rank 0 only, and the peak is that 
   const Program p = build_program(w);
   const CommPlan plan = validate_program(p);
   const TensorLayout layout = tensor_layout(w);
-  const MemoryEstimate r0 = estimate_rank_memory(p, plan, layout, true, 0);
-  const MemoryEstimate r1 = estimate_rank_memory(p, plan, layout, true, 1);
+  const RankMemoryEstimate r0 = estimate_rank_memory(p, plan, layout, true, 0);
+  const RankMemoryEstimate r1 = estimate_rank_memory(p, plan, layout, true, 1);
   CHECK(r0.gather > 0);
   CHECK(r1.gather == 0);
-  const MemoryEstimate peak = estimate_peak_memory(p, plan, layout, true);
+  const RankMemoryEstimate peak = estimate_peak_memory(p, plan, layout, true);
   CHECK(peak.rank == 0);
   CHECK(peak.total() == r0.total());
 }
