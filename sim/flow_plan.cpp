@@ -97,6 +97,12 @@ GangLayout gang_layout(const Topology& topo, const std::vector<int>& ranks) {
   return layout;
 }
 
+// The layout as the analytical model sees a group: ranks, nodes, the fewest on one node.
+GroupPlacement placement_of(const GangLayout& layout) {
+  return GroupPlacement{static_cast<int>(layout.ring.size()),
+                        static_cast<int>(layout.per_node.size()), layout.fewest};
+}
+
 // The rail channel c uses on `rank`'s node.
 int rail_on(const Topology& topo, const GangLayout& layout, int rank, int c) {
   return layout.channel_rails.at(topo.node_of(rank))[static_cast<std::size_t>(c)];
@@ -131,7 +137,6 @@ void add_ring_hops(const Topology& topo, const GangLayout& layout, bool closed,
 void tree_all_reduce_flows(const Topology& topo, const NetworkProfile& net,
                            const GangLayout& layout, double m, const NcclTiming& timing,
                            UsageBuilder& usage, GangFlow& g) {
-  const int n = static_cast<int>(layout.ring.size());
   const int channels = layout.channels;
   std::vector<PortLoad> hop;
   for (int c = 0; c < channels; ++c) {
@@ -151,9 +156,7 @@ void tree_all_reduce_flows(const Topology& topo, const NetworkProfile& net,
   usage.add(hop);
   // Alone, this moves at 2M / B (B the ring's bus bandwidth); a protocol or size correction that
   // reaches less puts that much more work on the ports (timing.seconds_per_byte against 2 / B).
-  const int nodes = static_cast<int>(layout.per_node.size());
-  const GroupPlacement placement{n, nodes, layout.fewest};
-  const double natural = 2.0 / ring_bus_bw(net, placement, false);
+  const double natural = 2.0 / ring_bus_bw(net, placement_of(layout), false);
   g.work = m / static_cast<double>(channels) * (timing.seconds_per_byte / natural);
   g.latency = seconds_to_ns(timing.latency, [&] {
     return fmt::format("a tree all-reduce latency with {}", describe_network(net));
@@ -168,7 +171,7 @@ void ring_collective_flows(const Topology& topo, const NetworkProfile& net, Coll
   const int n = static_cast<int>(layout.ring.size());
   const double nd = static_cast<double>(n);
   const int steps = kind == CollectiveKind::all_reduce ? 2 * (n - 1) : n - 1;
-  const GroupPlacement placement{n, static_cast<int>(layout.per_node.size()), layout.fewest};
+  const GroupPlacement placement = placement_of(layout);
   // The latency, protocol and algorithm the analytical model chooses (`chosen`, from
   // sim/nccl_model.hpp; a broadcast or userbuffers transfer: the ring at its own latency). A
   // protocol that reaches a share of the ring's bus bandwidth puts that much more work on the
@@ -296,9 +299,9 @@ GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, Collec
   // tier the automatic choice leaves the tree out (its flows there are not modelled).
   std::optional<NcclTiming> chosen;
   const bool timed = kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather ||
-                     kind == CollectiveKind::reduce_scatter;
+                     kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::barrier;
   if (timed && algo != CollectiveAlgo::userbuffers) {
-    const GroupPlacement placement{n, static_cast<int>(layout.per_node.size()), layout.fewest};
+    const GroupPlacement placement = placement_of(layout);
     chosen = collective_timing(net, kind, placement, bytes, algo,
                                ring_bus_bw(net, placement, false), !over_spine);
   }
@@ -320,15 +323,11 @@ GangFlow collective_gang(const Topology& topo, const NetworkProfile& net, Collec
     case CollectiveKind::permute:
       permute_flows(topo, net, ranks, shift, layout.spans, m, usage, g);
       break;
-    case CollectiveKind::barrier: {
-      const GroupPlacement placement{n, static_cast<int>(layout.per_node.size()), layout.fewest};
-      const NcclTiming t =
-          collective_timing(net, kind, placement, 0, algo, ring_bus_bw(net, placement, false));
-      g.latency = seconds_to_ns(t.latency, [&] {
+    case CollectiveKind::barrier:
+      g.latency = seconds_to_ns(chosen ? chosen->latency : 0.0, [&] {
         return fmt::format("a barrier latency with {}", describe_network(net));
       });
       break;
-    }
   }
   if (algo == CollectiveAlgo::userbuffers) {
     // Transformer Engine's userbuffers: the same flows, one NVLink step of latency

@@ -83,6 +83,14 @@ int crossing_steps(CollectiveKind kind, const GroupPlacement& p) {
   return std::min(ring_steps(kind, p.ranks), reduces_twice(kind) ? 2 * p.nodes : p.nodes - 1);
 }
 
+// The tree's algorithm steps: up and down ceil(log2 nodes) levels and the (ranks per node - 1)
+// hops of each node's chain.
+int tree_steps(const GroupPlacement& p) {
+  int depth = 0;
+  while ((1 << depth) < p.nodes) ++depth;
+  return 2 * (depth + std::max(1, p.ranks / std::max(1, p.nodes)) - 1);
+}
+
 int floor_log2(int x) {
   int l = 0;
   while (x > 1) {
@@ -115,12 +123,10 @@ NcclTiming alpha_beta_timing(const NetworkProfile& net, CollectiveKind kind,
   const int n = placement.ranks;
   NcclTiming t;
   if (algo == CollectiveAlgo::tree && kind == CollectiveKind::all_reduce) {
-    const int g = std::max(1, n / std::max(1, placement.nodes));
-    int depth = 0;
-    while ((1 << depth) < placement.nodes) ++depth;
     t.algorithm = NcclAlgorithm::tree;
-    t.steps = 2 * (depth + g - 1);
-    t.latency = tree_allreduce_latency(net, placement.nodes, g);
+    t.steps = tree_steps(placement);
+    t.latency =
+        tree_allreduce_latency(net, placement.nodes, std::max(1, n / std::max(1, placement.nodes)));
     t.bus_bw = ring_bw;
     t.seconds_per_byte = 2.0 / ring_bw;
     return t;
@@ -224,9 +230,7 @@ NcclTiming collective_timing(const NetworkProfile& net, CollectiveKind kind,
       all_reduce && (algo == CollectiveAlgo::tree ||
                      (algo == CollectiveAlgo::automatic && tree_allowed && placement.nodes > 1));
   if (tree) {
-    int depth = 0;
-    while ((1 << depth) < placement.nodes) ++depth;
-    const int steps = 2 * (depth + n / std::max(1, placement.nodes) - 1);
+    const int steps = tree_steps(placement);
     for (NcclProtocol p : kProtocols) {
       const double bw = nccl_tree_bus_bw(p, placement, bytes, ring_bw);
       // NCCL's tree algorithm bandwidth is half its bus bandwidth: time = latency + 2M / bw;

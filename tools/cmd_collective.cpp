@@ -3,6 +3,7 @@
 // algorithm bandwidth and bus bandwidth with the nccl-tests definitions.
 #include <charconv>
 #include <chrono>
+#include <numeric>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "schedules/collective.hpp"
 #include "sim/error.hpp"
+#include "sim/mesh.hpp"
 #include "sim/network_analytical.hpp"
 #include "sim/size_math.hpp"
 #include "tools/commands.hpp"
@@ -71,10 +73,10 @@ std::string algorithm_of(const CollectiveConfig& run, std::optional<CollectiveKi
                          std::int64_t bytes, const NetworkProfile& net) {
   if (!kind) return "p2p";
   if (*kind == CollectiveKind::all_to_all) return "pairwise";
-  const int nodes = (run.ranks + run.gpus_per_node - 1) / run.gpus_per_node;
-  const int fewest = nodes > 1 ? run.ranks - (nodes - 1) * run.gpus_per_node : run.ranks;
-  const CommCost c =
-      collective_cost(net, *kind, GroupPlacement{run.ranks, nodes, fewest}, bytes, run.algo);
+  std::vector<int> ranks(static_cast<std::size_t>(run.ranks));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  const Mesh mesh({{"ranks", run.ranks}}, run.gpus_per_node);
+  const CommCost c = collective_cost(net, *kind, placement_of(mesh, ranks), bytes, run.algo);
   if (c.algorithm == NcclAlgorithm::nvls) return "NVLS";
   return fmt::format("{} {}", to_string(c.algorithm), to_string(c.protocol));
 }
