@@ -29,8 +29,8 @@ readonly PACKAGES=(
   ca-certificates
 )
 # Only for the test suite (--tests): meshsim report's HTML page rendered headless; pandas for the
-# Python module's to_pandas().
-readonly TEST_PACKAGES=(chromium python3-pandas)
+# Python module's to_pandas(); clang and its sanitizer runtimes for the asan preset.
+readonly TEST_PACKAGES=(chromium python3-pandas clang libclang-rt-dev)
 
 check_only=0
 wanted=("${PACKAGES[@]}")

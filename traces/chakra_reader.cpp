@@ -158,9 +158,10 @@ void emit_ops(Program& p, std::vector<std::vector<Pending>>& ranks,
     Op op = std::move(pending.op.op);
     op.id = static_cast<OpId>(p.ops.size());
     const auto before = last_on_stream.find({rank, op.stream});
+    const auto& rank_ids = id_of[static_cast<std::size_t>(rank)];
     const auto add = [&](std::size_t d, bool ctrl) {
       if (ctrl && before != last_on_stream.end() && before->second == d) return;
-      const OpId id = id_of[static_cast<std::size_t>(rank)][d];
+      const OpId id = rank_ids[d];
       if (id < 0) {
         throw InputError(
             fmt::format("{}: depends on an op that op_id places later", pending.where));

@@ -138,7 +138,8 @@ TEST_CASE("memory model: interleaved in-flight chunks grow with the microbatch g
   p.microbatches = 24;
   p.seq = 1024;
   const HardwareProfile hw = with_memory(80e9);
-  for (const auto& [g, rank0] : {std::pair{0, 11}, std::pair{6, 13}, std::pair{12, 19}}) {
+  for (const auto& [g_, rank0] : {std::pair{0, 11}, std::pair{6, 13}, std::pair{12, 19}}) {
+    const int g = g_;
     CAPTURE(g);
     p.group_size = g;
     const MemoryEstimate est = estimate_memory(m, p, hw);

@@ -180,10 +180,11 @@ TEST_CASE("ZB-V through the whole engine, free p2p: its closed form at F = B = W
          {std::array<Nanos, 3>{600, 600, 300}, std::array<Nanos, 3>{600, 300, 300},
           std::array<Nanos, 3>{300, 600, 300}, std::array<Nanos, 3>{300, 300, 600}}) {
       const int m = 2 * p;
+      const Nanos fwd = f, bwd = b, wgrad = w;
       CAPTURE(p);
-      CAPTURE(f);
-      CAPTURE(b);
-      CAPTURE(w);
+      CAPTURE(fwd);
+      CAPTURE(bwd);
+      CAPTURE(wgrad);
       CHECK(makespan(PipelineSchedule::zb_v, p, m, static_cast<double>(2 * f),
                      static_cast<double>(2 * b),
                      static_cast<double>(2 * w)) == 2 * m * (f + b + w) + zb_v_bubble(p, f, b, w));
@@ -318,7 +319,9 @@ TEST_CASE(
   // p2p the makespan keeps the interleaved form m(F+B+W) + (p-1)(F+B+W)/v for every g (here F = 1,
   // B = 2, W = 0 per microbatch through a rank's share), and rank r holds Megatron's warm-up plus
   // one: 2(p-r-1) + (v-1)g + 1 chunk-activations, at most m v.
-  for (const auto& [p, v, m] : {std::tuple{2, 2, 8}, std::tuple{3, 2, 12}, std::tuple{4, 3, 16}}) {
+  for (const auto& [p_, v_, m] :
+       {std::tuple{2, 2, 8}, std::tuple{3, 2, 12}, std::tuple{4, 3, 16}}) {
+    const int p = p_, v = v_;
     for (int g = p; g <= m; ++g) {
       const int last = m % g;
       if (last != 0 && last < p) continue;  // Megatron's rule: m mod g = 0 or >= p
@@ -376,7 +379,8 @@ constexpr std::array<PipelineSchedule, 7> kSchedules = {
 
 TEST_CASE("tensor slots: every compute op's operands on its own rank, as documented") {
   for (PipelineSchedule s : kSchedules) {
-    for (const auto& [p, m] : {std::pair{2, 4}, std::pair{4, 8}, std::pair{3, 6}}) {
+    for (const auto& [p_, m] : {std::pair{2, 4}, std::pair{4, 8}, std::pair{3, 6}}) {
+      const int p = p_;
       CAPTURE(to_string(s));
       CAPTURE(p);
       const PipelineConfig c = small(s, p, m);
@@ -429,7 +433,8 @@ TEST_CASE("tensor slots: every compute op's operands on its own rank, as documen
 
 TEST_CASE("tensor slots: every transfer sends from / receives into a slot of its bytes") {
   for (PipelineSchedule s : kSchedules) {
-    for (const auto& [p, m] : {std::pair{2, 4}, std::pair{4, 8}}) {
+    for (const auto& [p_, m] : {std::pair{2, 4}, std::pair{4, 8}}) {
+      const int p = p_;
       CAPTURE(to_string(s));
       CAPTURE(p);
       const Program prog = build_pipeline(small(s, p, m));

@@ -165,7 +165,9 @@ TEST_CASE("step and pipeline agree on the interleaved schedule for every microba
   // p to m runs (both builders share schedules/pipeline_emitter, which receives a message in the
   // exchange that matches its send).
   const HardwareProfile hw = *builtin_hardware("a100-sxm");
-  for (const auto& [pp, v, m] : {std::tuple{2, 2, 8}, std::tuple{4, 2, 12}, std::tuple{4, 3, 16}}) {
+  for (const auto& [pp_, v_, m] :
+       {std::tuple{2, 2, 8}, std::tuple{4, 2, 12}, std::tuple{4, 3, 16}}) {
+    const int pp = pp_, v = v_;
     for (int g = pp; g <= m; ++g) {
       const int last = m % g;
       if (last != 0 && last < pp) continue;  // Megatron's rule: m mod g = 0 or >= p

@@ -77,7 +77,8 @@ TEST_CASE("published precision: FP8 words map to a recipe only where they name i
         std::pair{"fp8-current", Precision::fp8_current},
         std::pair{"FP8 blockwise", Precision::fp8_blockwise}, std::pair{"MXFP8", Precision::mxfp8},
         std::pair{"bf16", Precision::bf16}, std::pair{"fp16 mixed", Precision::bf16}}) {
-    CAPTURE(words);
+    const std::string text = words;
+    CAPTURE(text);
     r["precision"] = words;
     CHECK(precision_of(r) == recipe);
   }

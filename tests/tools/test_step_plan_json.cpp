@@ -49,5 +49,5 @@ TEST_CASE("step plan JSON: non-default settings are named") {
   CHECK(j["tp_comm_overlap"] == true);
   CHECK(j["tp_comm_overlap_rs"] == "ring-exchange");
   CHECK(j["microbatch_group_size"] == 3);
-  CHECK(j["layers_per_stage"] == nlohmann::json::array({16, 16}));
+  CHECK(j["layers_per_stage"] == nlohmann::ordered_json::array({16, 16}));
 }

@@ -121,7 +121,8 @@ TEST_CASE("flow-level traces: a bandwidth counter per link class, its integral t
   const auto bytes = class_bytes(unfolded.result);
   REQUIRE(integrals.size() == 4);  // nvlink, nic, uplink, spine
   for (const auto& [name, moved] : bytes) {
-    CAPTURE(name);
+    const std::string cls = name;
+    CAPTURE(cls);
     REQUIRE(integrals.count(name) == 1);
     CHECK(integrals.at(name) == doctest::Approx(moved).epsilon(1e-3));
   }
@@ -136,7 +137,8 @@ TEST_CASE("flow-level traces: a bandwidth counter per link class, its integral t
           doctest::Approx(static_cast<double>(unfolded.result.metrics.makespan)).epsilon(1e-6));
     const auto folded_integrals = counter_integrals(folded.trace);
     for (const auto& [name, moved] : bytes) {
-      CAPTURE(name);
+      const std::string cls = name;
+      CAPTURE(cls);
       CHECK(folded_integrals.at(name) == doctest::Approx(moved).epsilon(1e-3));
     }
   }

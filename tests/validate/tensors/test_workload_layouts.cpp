@@ -25,7 +25,9 @@ void check_against_program(const TensorLayout& layout, const Program& p,
     std::int64_t size = 1;
     for (auto d : t->shape) size *= d;
     std::vector<int> seen(static_cast<std::size_t>(size), 0);
-    for (const auto& [rank, slot] : layout.holders(tensor)) {
+    for (const auto& holder : layout.holders(tensor)) {
+      const int rank = holder.first;
+      const std::string& slot = holder.second;
       bool exists = false;
       for (const TensorSlot& s : p.slots) exists = exists || (s.rank == rank && s.name == slot);
       CHECK_MESSAGE(exists, "rank ", rank, " has no slot '", slot, "'");
