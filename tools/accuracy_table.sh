@@ -7,6 +7,8 @@
 #     text output (every row's measured, predicted and error, or why it is skipped)
 #   between the accuracy-table-megatron-bridge markers
 #     meshsim compare data/published/megatron_bridge_h100_runs.json --markdown
+#   between the accuracy-table-fms-fsdp markers
+#     meshsim compare data/published/fms_fsdp_runs.json --markdown, then its text output
 #
 #   tools/accuracy_table.sh [MESHSIM]           rewrite README.md (MESHSIM: build/dev/tools/meshsim)
 #   tools/accuracy_table.sh [MESHSIM] --check   exit 1, with the difference, if README.md is stale
@@ -46,19 +48,21 @@ replace() {
 "$meshsim" compare data/published/published_runs.json --markdown >"$table"
 replace accuracy-table
 
-runs=data/published/torchtitan_runs.json
-{
+# table_and_rows RUNS: the --markdown table of a runs file, then every row's text output.
+table_and_rows() {
   echo '```console'
-  echo "\$ meshsim compare $runs --markdown"
+  echo "\$ meshsim compare $1 --markdown"
   echo '```'
   echo
-  "$meshsim" compare "$runs" --markdown
+  "$meshsim" compare "$1" --markdown
   echo
   echo '```console'
-  echo "\$ meshsim compare $runs"
-  "$meshsim" compare "$runs"
+  echo "\$ meshsim compare $1"
+  "$meshsim" compare "$1"
   echo '```'
-} >"$table"
+}
+
+table_and_rows data/published/torchtitan_runs.json >"$table"
 replace accuracy-table-torchtitan
 
 runs=data/published/megatron_bridge_h100_runs.json
@@ -70,6 +74,9 @@ runs=data/published/megatron_bridge_h100_runs.json
   "$meshsim" compare "$runs" --markdown
 } >"$table"
 replace accuracy-table-megatron-bridge
+
+table_and_rows data/published/fms_fsdp_runs.json >"$table"
+replace accuracy-table-fms-fsdp
 
 if [[ $check == 1 ]]; then
   if ! diff -u README.md "$current"; then

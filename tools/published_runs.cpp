@@ -12,6 +12,7 @@
 #include "sim/json_fields.hpp"
 #include "tools/published_megatron.hpp"
 #include "tools/published_moe.hpp"
+#include "tools/published_network.hpp"
 #include "tools/published_precision.hpp"
 #include "tools/published_sharding.hpp"
 #include "tools/tp_overlap_flag.hpp"
@@ -396,6 +397,15 @@ void apply_source_conventions(const PublishedRun& run, RunPlan& out) {
     }
     out.plan.cross_entropy = CrossEntropy::torch_fp32;
     out.conventions.emplace_back("cross entropy torch-fp32 (torchtitan's loss)");
+  } else if (run.source.starts_with("fms_fsdp")) {
+    // IBM's fms LLaMA in PyTorch, eager unless the row says torch.compile: RMSNorm as pow, mean,
+    // rsqrt and multiplies (fms/modules/layernorm.py LayerNormParameterized), SwiGLU as separate
+    // SiLU and multiply (fms/modules/feedforward.py). Its loss, nn.CrossEntropyLoss on the bf16
+    // logits without an fp32 upcast, keeps the default loss.
+    if (out.plan.layer_kernels == LayerKernels::fused) {
+      out.plan.layer_kernels = LayerKernels::torch_eager;
+      out.conventions.emplace_back("layer kernels torch-eager (fms's model code)");
+    }
   } else if (run.source == "zero_bubble") {
     out.plan.attention = AttentionCore::materialized;
     out.conventions.emplace_back(
@@ -432,6 +442,7 @@ std::variant<RunPlan, SkippedRun> plan_run(const PublishedRun& run) {
   if (auto* skipped = std::get_if<SkippedRun>(&hardware)) return *skipped;
   out.hardware = std::get<HardwareProfile>(hardware);
   note_power_cap(run, out);
+  apply_cluster_network(run.cluster, out.hardware, out.conventions);
   // torch.compile and FP8 words first: a row with them is skipped for them before anything else.
   if (auto skipped = published_software_plan(run, out.hardware, out.plan, out.conventions)) {
     return *skipped;

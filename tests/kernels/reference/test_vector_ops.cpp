@@ -9,7 +9,7 @@ using namespace meshsim::kernels::reference;
 
 TEST_CASE("reference accumulate, bias and activation by hand") {
   std::vector<double> y{1, 2, 3, 4};
-  accumulate(std::vector<double>{1, 1, 1, 1}, y, 2.0);
+  reference::accumulate(std::vector<double>{1, 1, 1, 1}, y, 2.0);
   CHECK(y == std::vector<double>{3, 4, 5, 6});
   add_bias(2, 2, y, std::vector<double>{10, 20});  // rows [3, 4], [5, 6]
   CHECK(y == std::vector<double>{13, 24, 15, 26});
