@@ -1,5 +1,10 @@
 #include "tools/memory_report.hpp"
 
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -41,6 +46,15 @@ std::string memory_notes(const MemoryEstimate& mem) {
   return s;
 }
 
+// A pipeline rank's layers per model chunk: "8", "4+4"; more than 4 chunks of one size as
+// chunks x layers ("24x1", vp 24 with one layer each).
+std::string chunk_layers_text(const std::vector<int>& chunks) {
+  const bool uniform =
+      std::adjacent_find(chunks.begin(), chunks.end(), std::not_equal_to<>()) == chunks.end();
+  if (chunks.size() > 4 && uniform) return fmt::format("{}x{}", chunks.size(), chunks.front());
+  return fmt::format("{}", fmt::join(chunks, "+"));
+}
+
 }  // namespace
 
 std::string memory_text(const MemoryEstimate& mem) {
@@ -54,7 +68,7 @@ std::string memory_text(const MemoryEstimate& mem) {
     s += fmt::format(
         "  {:>7}  {:>6}  {:>10.2f}  {:>9.2f}  {:>9.2f}  {:>11.2f}  {:>9.2f}  {:>7.2f}  "
         "{:>8.2f}\n",
-        st.rank, fmt::join(st.chunk_layers, "+"), st.weights / 1e9, st.gradients / 1e9,
+        st.rank, chunk_layers_text(st.chunk_layers), st.weights / 1e9, st.gradients / 1e9,
         st.optimizer / 1e9, st.activations / 1e9, st.recompute_working / 1e9, st.cp_buffers / 1e9,
         st.total() / 1e9);
   }

@@ -13,9 +13,10 @@
 namespace meshsim {
 
 // When `cluster` gives inter_node_gbps (a positive number): the profile's NIC bandwidth becomes
-// inter_node_gbps x 1e9 / 8 / nics_per_node bytes/s, its `network.nic_gbps` source says so, and a
-// note names the figure. Absent or null: nothing changes. Anything else throws InputError naming
-// the field.
+// inter_node_gbps x 1e9 / 8 x 0.96 / nics_per_node bytes/s (the share of line rate the built-in
+// profiles' NICs achieve: 24 of HDR's 25 GB/s, 48 of NDR's 50), its `network.nic_gbps` source says
+// so, and a note names the figure. Absent or null: nothing changes. Anything else throws InputError
+// naming the field.
 void apply_cluster_network(const nlohmann::json& cluster, HardwareProfile& hw,
                            std::vector<std::string>& notes);
 

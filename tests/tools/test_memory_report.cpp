@@ -35,6 +35,16 @@ TEST_CASE("memory report: the peak, one row per pipeline rank, totals 1 + 2 + 3 
         "10.00\n");
 }
 
+TEST_CASE("memory report: layers per model chunk, right-aligned as one column") {
+  MemoryEstimate est = one_rank();
+  est.stages[0].chunk_layers = {4, 4};  // vp 2
+  CHECK(memory_text(est).find("\n        0     4+4        1.00") != std::string::npos);
+  est.stages[0].chunk_layers = std::vector<int>(24, 1);  // vp 24, one layer per chunk
+  CHECK(memory_text(est).find("\n        0    24x1        1.00") != std::string::npos);
+  est.stages[0].chunk_layers = {3, 4, 4, 4, 4, 2};  // uneven: every chunk named
+  CHECK(memory_text(est).find("\n        0  3+4+4+4+4+2        1.00") != std::string::npos);
+}
+
 TEST_CASE("memory report: the quantized weight copies are named under the table") {
   MemoryEstimate est = one_rank();
   est.stages[0].quantized_weights = 0.5e9;

@@ -6,6 +6,7 @@
 #include <string>
 #include <variant>
 
+#include "schedules/cross_entropy.hpp"
 #include "schedules/precision.hpp"
 #include "sim/error.hpp"
 #include "tests/tools/published_test_rows.hpp"
@@ -94,6 +95,15 @@ TEST_CASE("published precision: FP8 words map to a recipe only where they name i
   CHECK(std::get<RunPlan>(plan(titan)).plan.cross_entropy == CrossEntropy::torch_fp32);
   titan["compile"] = true;
   CHECK(kernels_of(titan) == LayerKernels::torch_compile);
+  // fms-fsdp's LLaMA is eager PyTorch too (fms/modules/layernorm.py, feedforward.py); its loss
+  // stays the default one (no fp32 upcast); compiled rows keep torch-compile.
+  json fms = row("fsdp-test-001");
+  fms["source"]["id"] = "fms_fsdp_readme_eager";
+  fms["compile"] = false;
+  CHECK(kernels_of(fms) == LayerKernels::torch_eager);
+  CHECK(std::get<RunPlan>(plan(fms)).plan.cross_entropy == CrossEntropy::vocab_parallel);
+  fms["compile"] = true;
+  CHECK(kernels_of(fms) == LayerKernels::torch_compile);
   // A recipe the GPU has no tensor cores for (A100: no FP8).
   r["precision"] = "FP8-CS";
   r["cluster"]["gpu"] = "A100-SXM4-80GB";
