@@ -83,12 +83,17 @@ int crossing_steps(CollectiveKind kind, const GroupPlacement& p) {
   return std::min(ring_steps(kind, p.ranks), reduces_twice(kind) ? 2 * p.nodes : p.nodes - 1);
 }
 
+// Ranks on each node of the group (the chain a tree runs inside a node), at least 1.
+int ranks_per_node(const GroupPlacement& p) {
+  return std::max(1, p.ranks / std::max(1, p.nodes));
+}
+
 // The tree's algorithm steps: up and down ceil(log2 nodes) levels and the (ranks per node - 1)
 // hops of each node's chain.
 int tree_steps(const GroupPlacement& p) {
   int depth = 0;
   while ((1 << depth) < p.nodes) ++depth;
-  return 2 * (depth + std::max(1, p.ranks / std::max(1, p.nodes)) - 1);
+  return 2 * (depth + ranks_per_node(p) - 1);
 }
 
 int floor_log2(int x) {
@@ -125,8 +130,7 @@ NcclTiming alpha_beta_timing(const NetworkProfile& net, CollectiveKind kind,
   if (algo == CollectiveAlgo::tree && kind == CollectiveKind::all_reduce) {
     t.algorithm = NcclAlgorithm::tree;
     t.steps = tree_steps(placement);
-    t.latency =
-        tree_allreduce_latency(net, placement.nodes, std::max(1, n / std::max(1, placement.nodes)));
+    t.latency = tree_allreduce_latency(net, placement.nodes, ranks_per_node(placement));
     t.bus_bw = ring_bw;
     t.seconds_per_byte = 2.0 / ring_bw;
     return t;
@@ -146,8 +150,7 @@ NcclTiming alpha_beta_timing(const NetworkProfile& net, CollectiveKind kind,
 
 double nccl_tree_latency(NcclProtocol p, const GroupPlacement& placement) {
   const ProtocolLatency f = tree_figures(p);
-  const int per_node = placement.ranks / std::max(1, placement.nodes);
-  return f.base + 2.0 * (static_cast<double>(per_node - 1) * f.nvlink_step +
+  return f.base + 2.0 * (static_cast<double>(ranks_per_node(placement) - 1) * f.nvlink_step +
                          static_cast<double>(floor_log2(placement.nodes)) * f.network_step);
 }
 

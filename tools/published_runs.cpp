@@ -367,9 +367,18 @@ void note_power_cap(const PublishedRun& run, RunPlan& out) {
   }
 }
 
+// A source whose model code is plain PyTorch: eager layer kernels unless the row said
+// torch.compile (published_software_plan set torch-compile then).
+void pytorch_model_code(RunPlan& out, std::string_view whose) {
+  if (out.plan.layer_kernels != LayerKernels::fused) return;
+  out.plan.layer_kernels = LayerKernels::torch_eager;
+  out.conventions.push_back(fmt::format("layer kernels torch-eager ({} model code)", whose));
+}
+
 // What a source's runs implied beyond their fields: Megatron-Core's cuDNN attention on Hopper; the
 // materialized attention and the gradient reduction after the backward of 2021-2022 Megatron-LM;
-// torchtitan's PyTorch layer kernels and loss; Zero Bubble's materialized attention.
+// torchtitan's PyTorch layer kernels and loss, fms-fsdp's layer kernels; Zero Bubble's
+// materialized attention.
 void apply_source_conventions(const PublishedRun& run, RunPlan& out) {
   if (out.hardware.attention_kernels.contains("cudnn") &&
       lower(run.source).find("megatron") != std::string::npos) {
@@ -391,10 +400,7 @@ void apply_source_conventions(const PublishedRun& run, RunPlan& out) {
   } else if (run.source.starts_with("torchtitan")) {
     // torchtitan's Llama code in PyTorch (eager unless the row says torch.compile) and its loss,
     // F.cross_entropy on fp32-upcast logits (torchtitan/components/loss.py).
-    if (out.plan.layer_kernels == LayerKernels::fused) {
-      out.plan.layer_kernels = LayerKernels::torch_eager;
-      out.conventions.emplace_back("layer kernels torch-eager (torchtitan's model code)");
-    }
+    pytorch_model_code(out, "torchtitan's");
     out.plan.cross_entropy = CrossEntropy::torch_fp32;
     out.conventions.emplace_back("cross entropy torch-fp32 (torchtitan's loss)");
   } else if (run.source.starts_with("fms_fsdp")) {
@@ -402,10 +408,7 @@ void apply_source_conventions(const PublishedRun& run, RunPlan& out) {
     // rsqrt and multiplies (fms/modules/layernorm.py LayerNormParameterized), SwiGLU as separate
     // SiLU and multiply (fms/modules/feedforward.py). Its loss, nn.CrossEntropyLoss on the bf16
     // logits without an fp32 upcast, keeps the default loss.
-    if (out.plan.layer_kernels == LayerKernels::fused) {
-      out.plan.layer_kernels = LayerKernels::torch_eager;
-      out.conventions.emplace_back("layer kernels torch-eager (fms's model code)");
-    }
+    pytorch_model_code(out, "fms's");
   } else if (run.source == "zero_bubble") {
     out.plan.attention = AttentionCore::materialized;
     out.conventions.emplace_back(
