@@ -33,7 +33,14 @@ class RingBuilder final : private RingEmitHost {
   }
 
   Program build() && {
-    for (int r = 0; r < n_; ++r) emit_rank(r);
+    for (int r = 0; r < n_; ++r) {
+      emit_rank(r);
+      // Every rank emits as many ops and slots as the first (the ring is symmetric): room for all
+      // of them at once instead of growing the arrays by copies.
+      if (r == 0)
+        builder_.reserve(builder_.peek().ops.size() * static_cast<std::size_t>(n_),
+                         builder_.peek().slots.size() * static_cast<std::size_t>(n_));
+    }
     return std::move(builder_).finish();
   }
 
@@ -78,6 +85,15 @@ class RingBuilder final : private RingEmitHost {
 
   void emit_rank(int r) {
     r_ = r;
+    waits_.clear();
+    RingEmitStyle style;
+    style.tensors = cfg_.tensor_slots;
+    const RingEmitter emitter(cfg_, r, style);
+    if (!cfg_.tensor_slots) {
+      if (cfg_.pass != AttentionPass::bwd) emitter.forward(*this, RingTensors{}, Phase::fwd, "");
+      if (cfg_.pass != AttentionPass::fwd) emitter.backward(*this, RingTensors{});
+      return;
+    }
     const DType e = cfg_.dtype;
     const std::vector<std::int64_t> q_shape{cfg_.batch, tokens_, cfg_.heads, cfg_.head_dim};
     const std::vector<std::int64_t> lse_shape{cfg_.batch, cfg_.heads, tokens_};
@@ -90,8 +106,6 @@ class RingBuilder final : private RingEmitHost {
     s.kv = kv_slot(r, "kv", e);
     s.out = local("out", e, q_shape);
     s.lse = local("lse", acc_, lse_shape);
-    waits_.clear();
-    const RingEmitter emitter(cfg_, r, RingEmitStyle{});
     if (cfg_.pass != AttentionPass::bwd) {
       s.out_acc = local("out_acc", acc_, q_shape);
       s.blk_out = local("block_out", acc_, q_shape);

@@ -37,6 +37,10 @@ struct RingAttentionConfig {
   AttentionPass pass = AttentionPass::fwd_bwd;
   int gpus_per_node = 8;
   bool single_queue = true;  // CUDA_DEVICE_MAX_CONNECTIONS=1 (the default when CP > 1)
+  // The Program names the tensor slots its kernels and transfers read and write, as `validate`
+  // needs to run it. Simulating it does not read them (ops, shapes and timing are the same
+  // without): `meshsim ring-attention` leaves them out unless it saves the Program.
+  bool tensor_slots = true;
 };
 
 // Throws InputError naming the option (by its CLI flag) when the configuration is impossible.

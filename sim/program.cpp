@@ -95,8 +95,9 @@ void ProgramBuilder::set_fixed_time(OpId op, std::int64_t ns) {
   program_.ops[static_cast<std::size_t>(op)].fixed_ns = ns;
 }
 
-void ProgramBuilder::reserve(std::size_t ops) {
+void ProgramBuilder::reserve(std::size_t ops, std::size_t slots) {
   program_.ops.reserve(ops);
+  program_.slots.reserve(slots);
 }
 
 Program ProgramBuilder::finish() && {

@@ -159,8 +159,9 @@ class ProgramBuilder {
   OpId add(int rank, StreamId stream, std::string name, OpLabels labels, OpBody body,
            std::vector<OpId> deps = {});
   void set_fixed_time(OpId op, std::int64_t ns);
-  // Reserves room for `ops` ops (an estimate; the Program still grows past it).
-  void reserve(std::size_t ops);
+  // Reserves room for `ops` ops and `slots` tensor slots (estimates; the Program still grows past
+  // them).
+  void reserve(std::size_t ops, std::size_t slots = 0);
 
   const Program& peek() const { return program_; }
   Program finish() &&;

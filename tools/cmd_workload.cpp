@@ -30,8 +30,12 @@ int run_workload_command(std::string_view name, std::span<const std::string> arg
   }
   const auto started = std::chrono::steady_clock::now();
   OutputRequest out = read_output_request(args, ctx);
-  const Workload workload = flags.parse(args, out.hardware.gpus_per_node, FlagUse::simulate);
+  Workload workload = flags.parse(args, out.hardware.gpus_per_node, FlagUse::simulate);
   const std::string save_path = args.get("--save-program", "");
+  // Tensor slots are what `validate` runs a saved Program on; the simulation does not read them.
+  if (auto* ring = std::get_if<RingAttentionConfig>(&workload.config); ring && save_path.empty()) {
+    ring->tensor_slots = false;
+  }
 
   OutputFiles files;
   const TracedSimulation result =

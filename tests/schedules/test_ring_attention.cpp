@@ -224,6 +224,60 @@ TEST_CASE("every variant, rotation and pass is deadlock-free with one or several
   }
 }
 
+// The same op with the tensor slots it names cleared (kernel operands, transfer and collective
+// buffers): what a Program built without slots holds.
+Op without_slots(Op op) {
+  if (auto* k = std::get_if<KernelCall>(&op.body)) {
+    k->inputs.clear();
+    k->outputs.clear();
+  } else if (auto* c = std::get_if<P2PCall>(&op.body)) {
+    for (auto* list : {&c->sends, &c->recvs}) {
+      for (Transfer& t : *list) t.slot = -1;
+    }
+  } else {
+    auto& coll = std::get<CollectiveCall>(op.body);
+    coll.input = -1;
+    coll.output = -1;
+  }
+  return op;
+}
+
+TEST_CASE("without tensor slots: the same ops, deps and shapes, the same simulated times") {
+  // tensor_slots = false is what `meshsim ring-attention` simulates (the slots are for validate):
+  // every op must be the one built with slots, minus the slot ids, and time the same.
+  const HardwareProfile hw = load_hardware("h100-sxm");
+  for (int n : {1, 3, 8}) {
+    for (RingVariant v : {RingVariant::ring, RingVariant::zigzag}) {
+      for (KvRotation rot : {KvRotation::p2p, KvRotation::all_gather, KvRotation::all_to_all}) {
+        for (AttentionPass pass :
+             {AttentionPass::fwd, AttentionPass::bwd, AttentionPass::fwd_bwd}) {
+          RingAttentionConfig c = small(n, 2 * n * 64, v, rot, pass);
+          const Program with = build_ring_attention(c);
+          c.tensor_slots = false;
+          const Program without = build_ring_attention(c);
+          CAPTURE(n);
+          CAPTURE(to_string(v));
+          CAPTURE(to_string(rot));
+          CAPTURE(to_string(pass));
+          CHECK(!with.slots.empty());
+          CHECK(without.slots.empty());
+          REQUIRE(with.ops.size() == without.ops.size());
+          for (std::size_t i = 0; i < with.ops.size(); ++i) {
+            CHECK(without_slots(with.ops[i]) == without.ops[i]);
+          }
+          const CommPlan plan_with = validate_program(with);
+          const CommPlan plan_without = validate_program(without);
+          const Timeline a = simulate(with, plan_with, estimate_durations(with, plan_with, hw));
+          const Timeline b =
+              simulate(without, plan_without, estimate_durations(without, plan_without, hw));
+          CHECK(a.makespan == b.makespan);
+          CHECK(a.events == b.events);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("exact step time with unit costs: N = 2 causal ring forward") {
   // Every compute op costs C, every transfer X. Rank 1: attn step 0 (0..C) overlaps the K/V
   // exchange (0..X); attn step 1 waits for both, then merge and cast: max(C, X) + 3C.
