@@ -13,6 +13,7 @@
 #include "tools/commands.hpp"
 #include "tools/compare_runs.hpp"
 #include "tools/published_configs.hpp"
+#include "tools/published_unread.hpp"
 
 namespace meshsim {
 namespace {
@@ -59,6 +60,14 @@ int run_compare_command(std::span<const std::string> argv, const CommandContext&
   }
   const std::string& path = argv[0];
   PublishedRuns runs = read_published_runs(parse_json_text(read_text_file(path), path), path);
+  for (const PublishedRun& run : runs.rows) {
+    for (const std::string& field : unread_fields(run)) {
+      ctx.err << fmt::format(
+          "meshsim: warning: {}: row {}: field '{}' is not one meshsim reads (misspelled?); the "
+          "row runs without it\n",
+          path, run.id, field);
+    }
+  }
   const std::string configs = configs_path(path, args.get("--configs", ""));
   if (!configs.empty()) {
     apply_published_configs(runs, parse_json_text(read_text_file(configs), configs), configs);
