@@ -20,6 +20,7 @@
 #include "sim/hardware_profile.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/output_file.hpp"
 #include "tools/run_world_cli.hpp"
 #include "validate/calibrate/calibration.hpp"
@@ -78,7 +79,6 @@ struct Request {
 };
 
 // Exit code of a calibration refused because the machine was not steady (stability.hpp).
-constexpr int kUnstableMachine = 5;
 
 Request parse_request(const Args& args) {
   Request r;
@@ -239,12 +239,12 @@ int run_calibrate_command(std::span<const std::string> argv, const CommandContex
   };
   if (auto failed = run_collectively(ctx, calibrate)) return *failed;
   const bool refused = stability.checked && !stability.steady && !req.force;
-  if (!result.root) return refused ? kUnstableMachine : 0;
+  if (!result.root) return refused ? kExitUnsteadyMachine : kExitOk;
   if (refused) {
     if (const auto why = stability_refusal(stability.verdict, stability.attempts, req.force)) {
       ctx.err << "meshsim: error: " << *why << "\n";
     }
-    return kUnstableMachine;
+    return kExitUnsteadyMachine;
   }
   return write_outputs(req, result, stability, *world, ctx, started);
 }

@@ -19,6 +19,7 @@
 #include "sim/program_json.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/memory_limit.hpp"
 #include "tools/output_file.hpp"
 #include "tools/run_world_cli.hpp"
@@ -39,8 +40,6 @@
 
 namespace meshsim {
 namespace {
-
-constexpr int kNumericsFailed = 3;  // exit code when a tensor is outside its tolerance
 
 std::vector<OptionSpec> validate_options() {
   return {
@@ -310,7 +309,7 @@ int emit(const Request& req, const Program& program, const CommPlan& plan,
   const ValidateRunInfo info = run_info(req, result, backend, ctx, started);
   print_report(req, program, result, info, spread, comparison, ctx);
   // A numerics FAIL is the run's verdict, not bad input or a crash: its own exit code.
-  return info.numerics && !info.numerics->pass ? kNumericsFailed : 0;
+  return info.numerics && !info.numerics->pass ? kExitNumericsFailed : kExitOk;
 }
 
 // The run options on this world: seeds, timeout, what to gather, the kernels (scratch operands

@@ -14,6 +14,7 @@
 #include "tools/capacity_factor_flag.hpp"
 #include "tools/cli_args.hpp"
 #include "tools/commands.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/field_flags.hpp"
 #include "tools/memory_limit.hpp"
 #include "tools/moe_validate_compare.hpp"
@@ -27,8 +28,6 @@
 
 namespace meshsim {
 namespace {
-
-constexpr int kNumericsFailed = 3;
 
 std::vector<OptionSpec> moe_validate_options() {
   return {
@@ -127,7 +126,7 @@ int report_on_root(const MoeRequest& req, std::vector<MoeRankResult> per_rank,
   if (!req.dump_dir.empty()) write_dump(req, tensors);
   ctx.out << (req.json ? moe_report_json(req, per_rank, report).dump(2) + "\n"
                        : moe_report_text(req, per_rank, report));
-  return report.numerics && !report.numerics->pass ? kNumericsFailed : 0;
+  return report.numerics && !report.numerics->pass ? kExitNumericsFailed : kExitOk;
 }
 
 int run_on_world(const MoeRequest& req, const LaunchEnv& env, const CommandContext& ctx) {
@@ -156,8 +155,8 @@ int run_on_world(const MoeRequest& req, const LaunchEnv& env, const CommandConte
     } catch (const std::exception& e) {
       ctx.err << fmt::format("meshsim: error: rank {}: {}\n", world->rank(), e.what());
       ctx.err.flush();
-      if (world->size() > 1) world->abort(kNumericsFailed);
-      return kNumericsFailed;
+      if (world->size() > 1) world->abort(kExitNumericsFailed);
+      return kExitNumericsFailed;
     }
   }
   const auto packed = world->gather_bytes(pack_moe_result(mine));

@@ -9,6 +9,7 @@
 
 #include "sim/error.hpp"
 #include "tools/commands.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/field_flags.hpp"
 #include "tools/memory_policy.hpp"
 
@@ -89,13 +90,13 @@ int main(int argc, char** argv) {
     } catch (const meshsim::InputError& e) {
       // One write per line: under mpirun every rank's stderr shares the terminal.
       std::cerr << fmt::format("meshsim: error: {}\n", meshsim::in_flag_words(c.name, e.what()));
-      return 2;
+      return meshsim::kExitBadInput;
     } catch (const std::bad_alloc&) {
       std::cerr << "meshsim: error: out of memory\n";
-      return 1;
+      return meshsim::kExitOutOfMemory;
     } catch (const std::exception& e) {
       std::cerr << fmt::format("meshsim: internal error: {}\n", e.what());
-      return 3;
+      return meshsim::kExitInternalError;
     }
   }
   std::cerr << fmt::format("meshsim: error: unknown command '{}' (see meshsim --help)\n", args[0]);
