@@ -15,7 +15,6 @@ namespace {
 constexpr std::array<std::string_view, 2> kVariantNames = {"ring", "zigzag"};
 constexpr std::array<std::string_view, 3> kRotationNames = {"p2p", "allgather", "alltoall"};
 constexpr std::array<std::string_view, 3> kPassNames = {"fwd", "bwd", "fwd+bwd"};
-constexpr int kMaxCp = 1024;
 
 class RingBuilder final : private RingEmitHost {
  public:
@@ -163,8 +162,8 @@ void check_config(const RingAttentionConfig& c) {
   require_positive(c.kv_heads, "kv_heads");
   require_positive(c.head_dim, "head_dim");
   require_positive(c.gpus_per_node, "gpus_per_node");
-  if (c.cp > kMaxCp) {
-    throw InputError(fmt::format("`cp` must be at most {}, got {}", kMaxCp, c.cp));
+  if (c.cp > kMaxRingCp) {
+    throw InputError(fmt::format("`cp` must be at most {}, got {}", kMaxRingCp, c.cp));
   }
   if (c.variant == RingVariant::zigzag && !c.causal) {
     throw InputError(

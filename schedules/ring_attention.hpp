@@ -43,6 +43,9 @@ struct RingAttentionConfig {
   bool tensor_slots = true;
 };
 
+// The largest ring a Program is built for (`--cp`).
+inline constexpr int kMaxRingCp = 1024;
+
 // Throws InputError naming the option (by its CLI flag) when the configuration is impossible.
 void check_config(const RingAttentionConfig& config);
 

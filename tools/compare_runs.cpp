@@ -291,8 +291,10 @@ std::string comparison_text(const Comparison& c) {
         out += fmt::format("  {:<44} skipped: {}\n", r.id, r.reason);
         continue;
       }
+      // The unit is the measured and predicted figures' ("MFU in percent", not "-79.2 % %").
       out += fmt::format("  {:<44} {:>10.4g} {:>10.4g} {:>+8.1f} % {}{}\n", r.id, r.measured,
-                         *r.predicted, 100 * r.error(), r.unit, r.oom ? "  (OOM predicted)" : "");
+                         *r.predicted, 100 * r.error(), r.unit == "%" ? "percent" : r.unit,
+                         r.oom ? "  (OOM predicted)" : "");
     }
   }
   return out;

@@ -72,7 +72,7 @@ std::vector<OptionSpec> ring_attention_flags(FlagUse use) {
 RingAttentionConfig parse_ring_attention_flags(const Args& args, int gpus_per_node, FlagUse use) {
   const RingAttentionConfig d;
   RingAttentionConfig c;
-  c.cp = static_cast<int>(args.get_int("--cp", d.cp, 1, 1 << 20));
+  c.cp = static_cast<int>(args.get_int("--cp", d.cp, 1, kMaxRingCp));
   c.seq = args.get_int("--seq", size_default(use, d.seq, kValidateSeq), 1, kBig);
   c.batch = args.get_int("--batch", d.batch, 1, kBig);
   c.heads = args.get_int("--heads", size_default(use, d.heads, kValidateHeads), 1, 1 << 20);
