@@ -19,6 +19,7 @@ int run_step_command(std::span<const std::string> args, const CommandContext& ct
 int run_explain_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_tp_linear_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_hardware_command(std::span<const std::string> args, const CommandContext& ctx);
+int run_model_command(std::span<const std::string> args, const CommandContext& ctx);
 int run_compare_command(std::span<const std::string> args, const CommandContext& ctx);
 // compare --kineto FILE <step flags> (tools/cmd_compare_kineto.cpp): a profiled step beside its
 // simulation.

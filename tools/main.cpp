@@ -51,6 +51,8 @@ constexpr SubCommand kCommands[] = {
      meshsim::run_compare_command},
     {"hardware", "print a hardware profile as JSON with the public source of every figure",
      meshsim::run_hardware_command},
+    {"model", "print a model (built-in or file) as JSON in the schema --model reads",
+     meshsim::run_model_command},
 };
 
 void print_usage(std::ostream& out) {
