@@ -9,6 +9,7 @@
 #include "sim/error.hpp"
 #include "sim/json_fields.hpp"
 #include "sim/program_json.hpp"
+#include "tests/case_sample.hpp"
 
 using namespace meshsim;
 
@@ -135,7 +136,10 @@ TEST_CASE("fuzz: any mutation of a valid program loads or fails with InputError"
   std::mt19937 rng(20261122);
   const std::string alphabet = "{}[],:\"0123456789-e.truefalsnl ";
   int accepted = 0;
-  for (int i = 0; i < 1500; ++i) {
+  // 1,500 mutations; every kSampleStride-th of them under the sanitizers (tests/case_sample.hpp:
+  // 41 s there for all of them).
+  const int mutations = 1500 / test::kSampleStride;
+  for (int i = 0; i < mutations; ++i) {
     std::string t = good;
     const int edits = 1 + static_cast<int>(rng() % 4);
     for (int e = 0; e < edits; ++e) {
@@ -162,7 +166,7 @@ TEST_CASE("fuzz: any mutation of a valid program loads or fails with InputError"
     } catch (const InputError&) {
     }
   }
-  MESSAGE("fuzz: " << accepted << " of 1500 mutations still valid");
+  MESSAGE("fuzz: " << accepted << " of " << mutations << " mutations still valid");
 }
 
 TEST_CASE("a folded group's timed_as survives the round trip; groups without it print none") {
