@@ -32,14 +32,12 @@ class RingBuilder final : private RingEmitHost {
   }
 
   Program build() && {
-    for (int r = 0; r < n_; ++r) {
-      emit_rank(r);
-      // Every rank emits as many ops and slots as the first (the ring is symmetric): room for all
-      // of them at once instead of growing the arrays by copies.
-      if (r == 0)
-        builder_.reserve(builder_.peek().ops.size() * static_cast<std::size_t>(n_),
-                         builder_.peek().slots.size() * static_cast<std::size_t>(n_));
-    }
+    emit_rank(0);
+    // Every rank emits as many ops and slots as the first (the ring is symmetric): room for all of
+    // them at once instead of growing the arrays by copies.
+    const auto ranks = static_cast<std::size_t>(n_);
+    builder_.reserve(builder_.peek().ops.size() * ranks, builder_.peek().slots.size() * ranks);
+    for (int r = 1; r < n_; ++r) emit_rank(r);
     return std::move(builder_).finish();
   }
 
@@ -53,7 +51,7 @@ class RingBuilder final : private RingEmitHost {
   }
 
  private:
-  // ---- RingEmitHost: one rank of a ring of its own, with tensor slots
+  // ---- RingEmitHost: one rank of a ring of its own, with tensor slots unless tensor_slots is off
   // ----------------------------
   OpId ring_kernel(std::string name, Phase phase, int step, KernelCall call) override {
     std::vector<OpId> deps;
@@ -75,8 +73,9 @@ class RingBuilder final : private RingEmitHost {
     return builder_.slot(r_, std::move(name), dtype, std::move(shape), std::move(tokens));
   }
 
-  // A packed K/V buffer holding rank r's tokens.
+  // A packed K/V buffer holding rank r's tokens (-1 in a Program without tensor slots).
   SlotId kv_slot(int r, std::string name, DType dtype) {
+    if (!cfg_.tensor_slots) return -1;
     return builder_.slot(r, std::move(name), dtype,
                          {2, cfg_.batch, tokens_, cfg_.kv_heads, cfg_.head_dim},
                          rank_tokens(cfg_, r));
@@ -88,17 +87,12 @@ class RingBuilder final : private RingEmitHost {
     RingEmitStyle style;
     style.tensors = cfg_.tensor_slots;
     const RingEmitter emitter(cfg_, r, style);
-    if (!cfg_.tensor_slots) {
-      if (cfg_.pass != AttentionPass::bwd) emitter.forward(*this, RingTensors{}, Phase::fwd, "");
-      if (cfg_.pass != AttentionPass::fwd) emitter.backward(*this, RingTensors{});
-      return;
-    }
     const DType e = cfg_.dtype;
     const std::vector<std::int64_t> q_shape{cfg_.batch, tokens_, cfg_.heads, cfg_.head_dim};
     const std::vector<std::int64_t> lse_shape{cfg_.batch, cfg_.heads, tokens_};
     const std::vector<TokenRange> mine = rank_tokens(cfg_, r);
     auto local = [&](std::string name, DType dtype, const std::vector<std::int64_t>& shape) {
-      return builder_.slot(r, std::move(name), dtype, shape, mine);
+      return cfg_.tensor_slots ? builder_.slot(r, std::move(name), dtype, shape, mine) : SlotId{-1};
     };
     RingTensors s{};
     s.q = local("q", e, q_shape);

@@ -78,8 +78,6 @@ struct Request {
   bool force = false;
 };
 
-// Exit code of a calibration refused because the machine was not steady (stability.hpp).
-
 Request parse_request(const Args& args) {
   Request r;
   const std::string backend = args.get_choice("--backend", "cpu", {"cpu", "cuda"});

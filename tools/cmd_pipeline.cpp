@@ -33,10 +33,8 @@ int run_pipeline_command(std::span<const std::string> argv, const CommandContext
       parse_pipeline_flags(args, out.hardware.gpus_per_node, FlagUse::simulate);
   const std::string diagram_path = args.get("--diagram", "");
   if (!diagram_path.empty() && !diagram_path.ends_with(".svg")) {
-    throw InputError(
-        fmt::format("--diagram {}: expected a file name ending in .svg (the diagram "
-                    "is SVG)",
-                    diagram_path));
+    throw InputError(fmt::format(
+        "--diagram {}: expected a file name ending in .svg (the diagram is SVG)", diagram_path));
   }
   const std::string save_path = args.get("--save-program", "");
 

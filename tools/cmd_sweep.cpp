@@ -233,8 +233,7 @@ void print_sweep(std::ostream& out, const std::vector<SweepRow>& rows,
     out << fmt::format(
         "      (no plan fits in {:.1f} GB: all {} valid plans are out of memory; --out FILE.json "
         "lists them with their memory; more GPUs, --recompute full, --sharding zero3,fsdp or "
-        "--precision "
-        "widen the search)\n",
+        "--precision widen the search)\n",
         hw.memory_bytes / 1e9, oom);
   }
   if (!o.out_path.empty()) out << fmt::format("rows written to {}\n", o.out_path);

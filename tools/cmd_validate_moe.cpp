@@ -155,8 +155,9 @@ int run_on_world(const MoeRequest& req, const LaunchEnv& env, const CommandConte
     } catch (const std::exception& e) {
       ctx.err << fmt::format("meshsim: error: rank {}: {}\n", world->rank(), e.what());
       ctx.err.flush();
-      if (world->size() > 1) world->abort(kExitNumericsFailed);
-      return kExitNumericsFailed;
+      // A rank that failed to run is not a numerics verdict: an internal error, as before.
+      if (world->size() > 1) world->abort(kExitInternalError);
+      return kExitInternalError;
     }
   }
   const auto packed = world->gather_bytes(pack_moe_result(mine));
