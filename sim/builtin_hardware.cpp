@@ -3,8 +3,10 @@
 // `to_json(profile)` prints and a user can copy one as a starting point for calibration. Every
 // profile's "sources" field names where each figure comes from (`meshsim step --hardware NAME
 // --json` prints it under "hardware").
+#include <algorithm>
 #include <map>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "sim/hardware_profile.hpp"
@@ -20,6 +22,15 @@ json table(std::initializer_list<std::pair<double, double>> points) {
   return a;
 }
 
+// An efficiency table with every efficiency multiplied by `factor` (at most 1).
+json scaled(const json& t, double factor) {
+  json a = json::array();
+  for (const auto& p : t) {
+    a.push_back(json::array({p[0], std::min(1.0, p[1].get<double>() * factor)}));
+  }
+  return a;
+}
+
 // An attention kernel family's tables: the size dependence of the A100 FlashAttention-2 curve
 // (20 % / 50 % / 65 % forward at 1e8 / 1e10 / 1e12 FLOPs per call, backward at 0.77 of forward)
 // scaled so that large calls reach `fwd_large` forward and `bwd_large` backward.
@@ -29,10 +40,26 @@ json family(double fwd_large, double bwd_large) {
               {"attention_bwd", table({{1e8, 0.15 * b}, {1e10, 0.38 * b}, {1e12, 0.5 * b}})}};
 }
 
-const char* const kGemmSource =
-    "Starting point, not a measurement: large dense BF16/FP16 GEMMs at 80 % of peak (small ones "
-    "launch- and wave-bound); Zero Bubble's profiled weight-gradient passes on A100 (Qi et al. "
-    "2024, Table 6) agree within 5 %. `meshsim calibrate` replaces it with measured tables.";
+// GEMM efficiency: one shape curve per GPU family (large dense BF16 GEMMs at 80 % of peak on A100,
+// small ones launch- and wave-bound), scaled by the GPU's best-shape matmul efficiency relative to
+// A100's. That efficiency is the "Maximum Achievable Matmul FLOPS" (MAMF) of stas00/ml-engineering
+// (compute/accelerator/README.md, BF16 and FP8 tables: the best shape's mean of 100 iterations
+// over a shape sweep, as a share of the datasheet peak): A100 SXM 86.9 %. A GPU's BF16 and FP8
+// figures give its "gemm" and "gemm_fp8" tables.
+constexpr double kMamfA100 = 0.869;
+const char* const kMamfSource =
+    "stas00/ml-engineering compute/accelerator/README.md, Maximum Achievable Matmul FLOPS "
+    "comparison table";
+
+std::string gemm_source(const std::string& name, double mamf, std::string_view dtype) {
+  return fmt::format(
+      "Starting point, not a measurement: the A100 curve (large dense BF16 GEMMs at 80 % of peak, "
+      "small ones launch- and wave-bound; Zero Bubble's profiled weight-gradient passes on A100, "
+      "Qi et al. 2024 Table 6, agree within 5 %) scaled by {}'s best-shape {} matmul efficiency, "
+      "{:.1f} %, against A100 SXM's BF16 {:.1f} % ({}). `meshsim calibrate` replaces it with "
+      "measured tables.",
+      name, dtype, 100 * mamf, 100 * kMamfA100, kMamfSource);
+}
 const char* const kMemorySource =
     "Starting point: streaming kernels at 85 % of HBM bandwidth from 100 MB (STREAM-like copies "
     "on A100/H100 reach 80-90 %); `meshsim calibrate` measures it.";
@@ -65,15 +92,34 @@ struct Figures {
   int gpus_per_node = 8;                  // the NVLink domain
   int gpus_per_host = 0;                  // when the NVLink domain spans several hosts
   int sm_count = 0;                       // 0: not given
+  // Best-shape matmul efficiency (MAMF, see kMamfA100), BF16 and FP8; 0: no FP8 figure.
+  double mamf_bf16 = kMamfA100, mamf_fp8 = 0;
+  std::string mamf_part = "A100 SXM";  // the table row the figures come from
 };
+
+json gemm_tables(const Figures& f) {
+  json tables = {{"gemm", scaled(f.gemm, f.mamf_bf16 / kMamfA100)}};
+  if (f.mamf_fp8 > 0) {
+    tables[std::string(kGemmFp8EfficiencyKey)] = scaled(f.gemm, f.mamf_fp8 / kMamfA100);
+  }
+  return tables;
+}
 
 json profile_json(const std::string& name, const Figures& f) {
   const json& active = f.attention_kernels.at(f.attention_kernel);
   json sources = f.sources;
-  sources["compute_efficiency.gemm"] = kGemmSource;
+  sources["compute_efficiency.gemm"] = gemm_source(f.mamf_part, f.mamf_bf16, "BF16");
+  if (f.mamf_fp8 > 0) {
+    sources["compute_efficiency." + std::string(kGemmFp8EfficiencyKey)] =
+        gemm_source(f.mamf_part, f.mamf_fp8, "FP8");
+  }
   sources["memory_efficiency"] = kMemorySource;
   sources["network.latency"] = kNcclLatency;
   sources["comm_interference"] = kInterferenceSource;
+  json compute = gemm_tables(f);
+  compute["attention_fwd"] = active.at("attention_fwd");
+  compute["attention_bwd"] = active.at("attention_bwd");
+  compute["default"] = json::array({json::array({1e6, 0.5})});
   return json{
       {"schema_version", kHardwareSchemaVersion},
       {"name", name},
@@ -86,11 +132,7 @@ json profile_json(const std::string& name, const Figures& f) {
         {"fp64", f.fp64_tflops}}},
       {"memory_tbps", f.memory_tbps},
       {"launch_overhead_us", 2.0},
-      {"compute_efficiency",
-       {{"gemm", f.gemm},
-        {"attention_fwd", active.at("attention_fwd")},
-        {"attention_bwd", active.at("attention_bwd")},
-        {"default", json::array({json::array({1e6, 0.5})})}}},
+      {"compute_efficiency", std::move(compute)},
       {"memory_efficiency", json::array({json::array({1e5, 0.2}), json::array({1e6, 0.45}),
                                          json::array({1e7, 0.7}), json::array({1e8, 0.85})})},
       {"comm_interference", kCommInterference},
@@ -158,6 +200,10 @@ Figures hopper() {
            {"network.nic_gbps", "one 400 Gb/s NDR NIC per GPU, about 48 GB/s achieved"}},
       .fp8_tflops = 1979,
       .sm_count = 132,
+      // MAMF table: H100 SXM BF16 794.5 of 989 TFLOP/s (80.3 %), FP8 1,402.6 of 1,979 (70.9 %).
+      .mamf_bf16 = 0.803,
+      .mamf_fp8 = 0.709,
+      .mamf_part = "H100 SXM",
   };
 }
 
@@ -206,9 +252,17 @@ const char* const kNvls5Source =
     "NVLink SHARP (NVSwitch 5): H100's 480/450 ratio applied to 900 GB/s (derived, not measured)";
 // Blackwell's attention kernels: FlashAttention-3 / cuDNN tables as measured on H100 (no public
 // per-kernel figures on B200 yet); GEMM table as Hopper's.
+struct Mamf {
+  double bf16, fp8;
+  const char* part;
+};
+
 Figures blackwell(double bf16, double fp8, double fp4, double fp64, double memory_gb,
-                  double nic_gbps, json sources) {
+                  double nic_gbps, const Mamf& mamf, json sources) {
   Figures f = hopper();
+  f.mamf_bf16 = mamf.bf16;
+  f.mamf_fp8 = mamf.fp8;
+  f.mamf_part = mamf.part;
   f.bf16_tflops = bf16;
   f.fp32_tflops = bf16 / 2;  // TF32 dense = half of BF16 on every Blackwell datasheet
   f.fp64_tflops = fp64;
@@ -237,7 +291,7 @@ const char* const kCx8 =
 
 Figures b200() {
   return blackwell(
-      2250, 4500, 9000, 37, 180, 48,
+      2250, 4500, 9000, 37, 180, 48, {0.776, 0.763, "B200 SXM"},  // MAMF 1,745 / 3,432.5 TFLOP/s
       {{"peak_tflops",
         "NVIDIA HGX B200 datasheet (8 GPUs): FP4 144 PF, FP8 72 PF, BF16 36 PF, TF32 18 PF with "
         "sparsity = per GPU dense FP4 9,000, FP8 4,500, BF16 2,250, TF32 1,125 TFLOP/s; FP64 "
@@ -248,7 +302,7 @@ Figures b200() {
 
 Figures b300() {
   return blackwell(
-      2250, 4500, 13125, 1.25, 288, 96,
+      2250, 4500, 13125, 1.25, 288, 96, {0.786, 0.745, "B300 SXM"},  // 1,769 / 3,353.3
       {{"peak_tflops",
         "NVIDIA HGX B300 datasheet (8 GPUs): FP4 105 PF dense, FP8 72 PF, BF16 36 PF, TF32 18 PF "
         "with sparsity = per GPU dense FP4 13,125, FP8 4,500, BF16 2,250 TFLOP/s; FP64 10 TF / 8 "
@@ -268,7 +322,7 @@ Figures nvl72(Figures f, const std::string& domain_source) {
 
 Figures gb200_nvl72() {
   Figures f = blackwell(
-      2500, 5000, 10000, 45, 186, 48,
+      2500, 5000, 10000, 45, 186, 48, {0.729, 0.723, "GB200 SXM"},  // 1,822 / 3,615.6
       {{"peak_tflops",
         "NVIDIA GB200 NVL72 datasheet (72 GPUs): FP4 1,440 PF, FP8 720 PF, BF16 360 PF, TF32 "
         "180 PF with sparsity = per GPU dense FP4 10,000, FP8 5,000, BF16 2,500 TFLOP/s; FP64 "
@@ -283,7 +337,8 @@ Figures gb200_nvl72() {
 
 Figures gb300_nvl72() {
   Figures f = blackwell(
-      2500, 5000, 15000, 1.39, 288, 96,
+      // No GB300 row in the MAMF table: B300's (the same Blackwell Ultra GPU), an assumption.
+      2500, 5000, 15000, 1.39, 288, 96, {0.786, 0.745, "B300 SXM (no GB300 row)"},
       {{"peak_tflops",
         "NVIDIA GB300 NVL72 datasheet (72 GPUs): FP4 1,080 PF dense, FP8 720 PF, BF16 360 PF "
         "with sparsity = per GPU dense FP4 15,000, FP8 5,000, BF16 2,500 TFLOP/s; FP64 100 TF / "
@@ -312,6 +367,11 @@ Figures mi300x() {
   f.nic_gbps = 48;
   f.attention_kernels = {{"fa2", family(0.35, 0.27)}};
   f.attention_kernel = "fa2";
+  // MAMF table: MI300X BF16 668.4 of 1,300 TFLOP/s (51.4 %, ROCm 6.3 with TunableOp); no FP8 row,
+  // so FP8 GEMMs use the BF16 table.
+  f.mamf_bf16 = 0.514;
+  f.mamf_fp8 = 0;
+  f.mamf_part = "MI300X";
   f.sources = {
       {"peak_tflops",
        "AMD Instinct MI300X datasheet: dense BF16/FP16 1,307.4 TFLOP/s, FP8 2,614.9, TF32 653.7, "
@@ -376,6 +436,9 @@ const std::map<std::string, HardwareProfile, std::less<>>& builtins() {
     h200.sources["peak_tflops"] =
         "NVIDIA H200 SXM datasheet: the H100 SXM5's tensor throughput (dense BF16 989, FP8 1,979 "
         "TFLOP/s; same GH100 die at 700 W)";
+    // MAMF table: H200 SXM FP8 1,453.4 of 1,979 (73.4 %); BF16 "H200 is the same" as H100 SXM.
+    h200.mamf_fp8 = 0.734;
+    h200.mamf_part = "H200 SXM";
     h200.sources["network.nvlink_bus_gbps"] =
         "H200 SXM: NVLink 4 at 900 GB/s bidirectional as H100 SXM5 (NVIDIA datasheet), so H100's "
         "measured 370 GB/s bus bandwidth";

@@ -9,11 +9,17 @@
 namespace meshsim {
 namespace {
 
-// Efficiency table of a kernel: its kind with its fused function ("gemm.gelu", a calibrated
-// profile's), else its kind's, else "default", else none (efficiency 1).
+// Efficiency table of a kernel: an FP8 GEMM's "gemm_fp8" when the profile has one (FP8 tensor
+// cores reach a different share of their peak than BF16's), else its kind with its fused function
+// ("gemm.gelu", a calibrated profile's), else its kind's, else "default", else none (efficiency 1).
 double compute_efficiency(const HardwareProfile& hw, const KernelCall& call, double flops) {
   auto it = hw.compute_efficiency.end();
-  if (call.fn != ElementwiseFn::none && !hw.compute_efficiency.empty()) {
+  if (call.kind == KernelKind::gemm && call.quant != QuantFormat::none &&
+      !quant_uses_fp4(call.quant)) {
+    it = hw.compute_efficiency.find(std::string(kGemmFp8EfficiencyKey));
+  }
+  if (it == hw.compute_efficiency.end() && call.fn != ElementwiseFn::none &&
+      !hw.compute_efficiency.empty()) {
     it = hw.compute_efficiency.find(efficiency_key(call));
   }
   if (it == hw.compute_efficiency.end()) {

@@ -253,6 +253,7 @@ void read_compute_efficiency(const json& j, const Reader& r, HardwareProfile& hw
       keys.push_back(fmt::format("{}.{}", kind, to_string(static_cast<ElementwiseFn>(f))));
     }
   }
+  keys.emplace_back(kGemmFp8EfficiencyKey);
   keys.emplace_back("default");
   const std::vector<std::string_view> names(keys.begin(), keys.end());
   r.reject_unknown(v, "compute_efficiency.", names, "kernel kind");

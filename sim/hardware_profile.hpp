@@ -101,7 +101,8 @@ struct HardwareProfile {
 //   "peak_tflops": {"bf16", "fp16", "fp32", "fp64"} (dense TFLOP/s), "memory_tbps": 3.35,
 //   "launch_overhead_us": 2, "comm_interference": 1.0 (>= 1),
 //   "compute_efficiency": {"<kernel kind>" | "<kernel kind>.<fused fn>" | "default":
-//   [[flops, efficiency], ...]} ("default" required; "gemm.gelu" etc. from calibration),
+//   [[flops, efficiency], ...]} ("default" required; "gemm.gelu" etc. from calibration;
+//   "gemm_fp8" for GEMMs on the FP8 tensor cores, else they use "gemm"),
 //   "memory_efficiency": [[bytes, efficiency], ...] (sizes strictly increasing, efficiencies in (0,
 //   1]), "network": {"nvlink_bus_gbps", "nvls_bus_gbps" (0 = none), "nic_gbps" (GB/s, not Gb/s),
 //               "nics_per_node", "base_latency_us", "nvlink_step_latency_us",
@@ -111,6 +112,8 @@ struct HardwareProfile {
 //   "attention_bwd": table}}, "attention_kernel": "<family>" (the family compute_efficiency's
 //   attention tables hold; one of attention_kernels), "sources": {"<field>": "<public source>"}.
 nlohmann::json to_json(const HardwareProfile& profile);
+// compute_efficiency's table for GEMMs on the FP8 tensor cores (optional).
+inline constexpr std::string_view kGemmFp8EfficiencyKey = "gemm_fp8";
 // Throws InputError naming the field ("network.nic_gbps: expected a positive number").
 HardwareProfile hardware_from_json(const nlohmann::json& j, std::string_view origin);
 

@@ -67,3 +67,34 @@ TEST_CASE("builtin hardware: compute slows beside NCCL kernels by the published 
     CHECK(source.find("A100, H100, MI250 and MI210") != std::string::npos);
   }
 }
+
+TEST_CASE("builtin hardware: GEMM tables are A100's curve scaled by each GPU's best-shape matmul") {
+  // stas00/ml-engineering's Maximum Achievable Matmul FLOPS table (compute/accelerator/README.md):
+  // BF16 / FP8 efficiency of the best shape. A100 SXM 86.9 % is the reference, whose large GEMMs
+  // run at 80 %; the Hopper curve's largest point is 0.8 too.
+  struct Row {
+    const char* name;
+    double bf16, fp8;  // 0: no FP8 row
+  };
+  for (const Row& row :
+       {Row{"a100-sxm", 0.869, 0}, Row{"h100-sxm", 0.803, 0.709}, Row{"h100-hbm2e", 0.803, 0.709},
+        Row{"h800-sxm", 0.803, 0.709}, Row{"h200-sxm", 0.803, 0.734}, Row{"b200", 0.776, 0.763},
+        Row{"b300", 0.786, 0.745}, Row{"gb300-nvl72", 0.786, 0.745},
+        Row{"gb200-nvl72", 0.729, 0.723}, Row{"mi300x", 0.514, 0}}) {
+    CAPTURE(row.name);
+    const auto hw = meshsim::load_hardware(row.name);
+    const auto& gemm = hw.compute_efficiency.at("gemm");
+    CHECK(gemm.back().efficiency == doctest::Approx(0.8 * row.bf16 / 0.869));
+    CHECK(hw.sources.at("compute_efficiency.gemm").find("Maximum Achievable Matmul FLOPS") !=
+          std::string::npos);
+    const auto fp8 = hw.compute_efficiency.find(std::string(meshsim::kGemmFp8EfficiencyKey));
+    if (row.fp8 > 0) {
+      REQUIRE(fp8 != hw.compute_efficiency.end());
+      CHECK(fp8->second.back().efficiency == doctest::Approx(0.8 * row.fp8 / 0.869));
+      CHECK(fp8->second.size() == gemm.size());
+      CHECK(hw.sources.count("compute_efficiency.gemm_fp8") == 1);
+    } else {
+      CHECK(fp8 == hw.compute_efficiency.end());
+    }
+  }
+}
