@@ -57,13 +57,18 @@ void fill_state(StageMemory& st, const MemoryPlan& plan, std::span<const std::in
 }
 
 // StageMemory::quantized_weights: TE's row- and column-wise quantized copies of the linear
-// weights of the rank's layers (none under ZeRO-3 / FSDP, which frees gathered weights).
+// weights of the rank's layers (none under ZeRO-3 / FSDP, which frees gathered weights); an MoE
+// layer's are its attention and shared-expert linears / t and its local routed experts (the
+// router stays in bf16).
 double quantized_weight_bytes(const TransformerModel& m, const MemoryPlan& plan,
-                              std::span<const int> chunk_layers) {
+                              const StageMemory& st, const MoeMemory& moe) {
   if (plan.precision == Precision::bf16 || plan.sharding.zero >= 3) return 0;
-  const int layers = std::accumulate(chunk_layers.begin(), chunk_layers.end(), 0);
-  return 2.0 * quant_element_bytes(linear_format(plan.precision)) *
-         dbl(layers * layer_linear_parameters_tp(m, plan.tp));
+  const int layers = std::accumulate(st.chunk_layers.begin(), st.chunk_layers.end(), 0);
+  double linear = dbl((layers - st.moe_layers) * layer_linear_parameters_tp(m, plan.tp));
+  if (st.moe_layers > 0) {
+    linear += dbl(st.moe_layers) * (dbl(moe.moe_linear_params) + dbl(moe.expert_params));
+  }
+  return 2.0 * quant_element_bytes(linear_format(plan.precision)) * linear;
 }
 
 }  // namespace
@@ -218,6 +223,7 @@ ChunkActivations stage_chunks(const StageContext& x, StageMemory& st,
       if (!is_moe_layer(x.model, l)) continue;
       st.parameters += x.moe.moe_layer_params - x.layer_params + x.moe.expert_params;
       st.expert_parameters += x.moe.expert_params;
+      ++st.moe_layers;
       chunk += x.moe.activation_delta;
       chunk_whole += x.moe.activation_delta;
     }
@@ -334,7 +340,7 @@ StageMemory stage_memory(const StageContext& x, int rank, int inflight) {
     add_mtp_parameters(x, st, units);
   }
   fill_state(st, plan, units, x.optimizer_shards);
-  st.quantized_weights = quantized_weight_bytes(x.model, plan, st.chunk_layers);
+  st.quantized_weights = quantized_weight_bytes(x.model, plan, st, x.moe);
   if (plan.fp8_param_gather) {
     // The linear weights are the FP8 parameters themselves (1 byte each, not 2), and of TE's two
     // quantized copies only the column-wise one (the transpose for the dgrad GEMM) remains.

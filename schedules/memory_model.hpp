@@ -210,6 +210,7 @@ struct StageMemory {
   // biases whole; word embedding and head ceil(V / t) x h (vocabulary-parallel, no padding).
   std::int64_t parameters = 0;
   std::int64_t expert_parameters = 0;  // MoE: local experts' parameters (in `parameters` too)
+  int moe_layers = 0;                  // MoE: MoE layers among chunk_layers
   double moe_buffers = 0;              // MoE: dispatch buffers (schedules/moe_memory.hpp)
   double weights = 0;                  // parameters x param_bytes
   double gradients = 0;                // parameters x grad_bytes

@@ -1,5 +1,7 @@
 #include "schedules/moe_memory.hpp"
 
+#include "schedules/precision.hpp"
+
 namespace meshsim {
 
 MoeMemory moe_memory(const TransformerModel& m, const MemoryPlan& plan) {
@@ -10,7 +12,8 @@ MoeMemory moe_memory(const TransformerModel& m, const MemoryPlan& plan) {
   const ParameterCount pc = count_parameters(m);
   const std::int64_t gated = m.gated_mlp ? 3 : 2;
   const std::int64_t shared = moe.shared_experts * gated * m.hidden * moe.shared_ffn;
-  out.moe_layer_params = (pc.attention + shared) / plan.tp + m.hidden * moe.experts + pc.norms;
+  out.moe_linear_params = (pc.attention + shared) / plan.tp;
+  out.moe_layer_params = out.moe_linear_params + m.hidden * moe.experts + pc.norms;
   out.expert_params = moe.experts / plan.ep * pc.routed_expert / etp;
   out.expert_data_parallel = plan.tp * plan.cp * plan.dp / (etp * plan.ep);
   const double e = 2, b = static_cast<double>(plan.microbatch_size);
@@ -18,11 +21,15 @@ MoeMemory moe_memory(const TransformerModel& m, const MemoryPlan& plan) {
   const double s = seq / plan.cp;
   const double sp = plan.sequence_parallel ? plan.tp : 1.0;
   const double tokens = s * b / sp, k = moe.top_k, h = static_cast<double>(m.hidden);
-  const double dense =
-      static_cast<double>(gated) * e * s * b * static_cast<double>(m.ffn_hidden) / plan.tp;
-  const double routed =
-      static_cast<double>(gated) * e * tokens * k * static_cast<double>(moe.expert_ffn) +
-      2 * e * tokens * k * h + 4 * tokens * moe.experts;
+  // The saved GEMM inputs (down input, permuted input): e, or q with low-precision linears.
+  const double q = quant_element_bytes(linear_format(plan.precision));
+  const double lin = q > 0 ? q : e;
+  // The dense MLP's term as activation_terms counts it (its down input quantized too).
+  const double dense = (static_cast<double>(gated - 1) * e + lin) * s * b *
+                       static_cast<double>(m.ffn_hidden) / plan.tp;
+  const double routed = (static_cast<double>(gated - 1) * e + lin) * tokens * k *
+                            static_cast<double>(moe.expert_ffn) +
+                        (lin + e) * tokens * k * h + 4 * tokens * moe.experts;
   const double shared_act = static_cast<double>(gated) * e * s * b *
                             static_cast<double>(moe.shared_experts * moe.shared_ffn) / plan.tp;
   // Eager SwiGLU's third tensor (layer_kernels.hpp), kept where the layer keeps its activations

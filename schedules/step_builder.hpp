@@ -305,6 +305,12 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   void moe_wgrad(const Ctx& c);
   void experts_pass(const Ctx& c, const std::string& pre, bool backward, bool with_wgrad);
   void expert_wgrads(const Ctx& c);
+  // The routed experts' low-precision spec (TE's GroupedLinear casts as a dense linear does;
+  // quant none in bf16) and the cast of `elements` elements of a tensor of the experts, with its
+  // amax pass under current scaling, into row- and column-wise copies.
+  TpLayerSpec expert_quant_spec(const Ctx& c) const;
+  void expert_cast(const Ctx& c, const TpLayerSpec& q, const std::string& name, Phase phase,
+                   std::int64_t elements);
   // yield: hand an overlapped pair's baton to the other part after an EP collective (false: the
   // caller yields itself, after what it emits next).
   OpId moe_collective(const Ctx& c, std::string name, CollectiveKind kind, GroupId group,

@@ -222,36 +222,48 @@ void StepBuilder::deepep_all_to_all(const Ctx& c, const std::string& name, bool 
 }
 
 // The grouped expert GEMMs of the local experts (one GEMM per expert holding tokens) and their
-// activation; backward: dgrad (and wgrad unless split off) in reverse order.
+// activation; backward: dgrad (and wgrad unless split off) in reverse order. With low-precision
+// linears they run in the recipe's format as Megatron-Core's TE GroupedLinear does: the permuted
+// tokens, the activation's output and each output gradient cast (row- and column-wise) before
+// their GEMMs, the local experts' weights cast by the chunk's first forward of the step.
 void StepBuilder::experts_pass(const Ctx& c, const std::string& pre, bool backward,
                                bool with_wgrad) {
   const std::int64_t h = m_.hidden, f = m_.moe->expert_ffn / etp_;
   const std::int64_t up = mlp_width(m_, f);
   std::int64_t copies = 0;
   for (const std::int64_t n : expert_tokens_) copies += n;
+  const TpLayerSpec q = expert_quant_spec(c);
   const auto each = [&](const std::string& what, auto shape_of) {
     for (std::size_t j = 0; j < expert_tokens_.size(); ++j) {
       const std::int64_t n = expert_tokens_[j];
       if (n == 0) continue;
       kernel(fmt::format("{}expert {} {}", pre, j, what), c.phase, c.layer, c.mb, c.chunk,
-             KernelKind::gemm, shape_of(n));
+             KernelKind::gemm, shape_of(n), ElementwiseFn::none, -1, q.quant);
     }
   };
   if (!backward) {
+    if (q.cast_weight) {
+      const auto local = static_cast<std::int64_t>(expert_tokens_.size());
+      expert_cast(c, q, pre + "experts w", c.phase, local * (up * h + h * f));
+    }
+    expert_cast(c, q, pre + "experts x", c.phase, copies * h);
     each("up", [&](std::int64_t n) { return GemmShape{n, up, h}; });
     if (copies > 0) {
       kernel(pre + "expert activation", c.phase, c.layer, c.mb, c.chunk, KernelKind::elementwise,
              activation_shape(false, copies, f),
              m_.gated_mlp ? ElementwiseFn::none : ElementwiseFn::gelu);
     }
+    expert_cast(c, q, pre + "experts act", c.phase, copies * f);
     each("down", [&](std::int64_t n) { return GemmShape{n, h, f}; });
     return;
   }
+  expert_cast(c, q, "experts down dy", Phase::bwd, copies * h);
   each("down dgrad", [&](std::int64_t n) { return GemmShape{n, f, h, false, true, false}; });
   if (copies > 0) {
     kernel("expert activation bwd", Phase::bwd, c.layer, c.mb, c.chunk, KernelKind::elementwise,
            activation_shape(true, copies, f));
   }
+  expert_cast(c, q, "experts up dy", Phase::bwd, copies * up);
   each("up dgrad", [&](std::int64_t n) { return GemmShape{n, h, up, false, true, false}; });
   if (!with_wgrad) return;
   Ctx w = c;
@@ -261,13 +273,15 @@ void StepBuilder::experts_pass(const Ctx& c, const std::string& pre, bool backwa
 
 void StepBuilder::expert_wgrads(const Ctx& c) {
   const std::int64_t h = m_.hidden, f = m_.moe->expert_ffn / etp_, up = mlp_width(m_, f);
+  const QuantFormat quant = expert_quant_spec(c).quant;
   for (std::size_t j = 0; j < expert_tokens_.size(); ++j) {
     const std::int64_t n = expert_tokens_[j];
     if (n == 0) continue;
     kernel(fmt::format("expert {} down wgrad", j), Phase::wgrad, c.layer, c.mb, c.chunk,
-           KernelKind::gemm, GemmShape{h, f, n, true, false, true});
+           KernelKind::gemm, GemmShape{h, f, n, true, false, true}, ElementwiseFn::none, -1, quant);
     kernel(fmt::format("expert {} up wgrad", j), Phase::wgrad, c.layer, c.mb, c.chunk,
-           KernelKind::gemm, GemmShape{up, h, n, true, false, true});
+           KernelKind::gemm, GemmShape{up, h, n, true, false, true}, ElementwiseFn::none, -1,
+           quant);
   }
 }
 

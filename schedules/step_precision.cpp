@@ -36,14 +36,45 @@ void StepBuilder::quantize_spec(TpLayerSpec& spec, const Ctx& c, const std::stri
   }
 }
 
+// The routed experts (schedules/step_moe.cpp) quantize as the dense linears do.
+TpLayerSpec StepBuilder::expert_quant_spec(const Ctx& c) const {
+  TpLayerSpec q;
+  q.tensors = false;
+  q.dtype = p_.dtype;
+  quantize_spec(q, c, "experts");
+  return q;
+}
+
+void StepBuilder::expert_cast(const Ctx& c, const TpLayerSpec& q, const std::string& name,
+                              Phase phase, std::int64_t elements) {
+  if (q.quant == QuantFormat::none || elements == 0) return;
+  tp_ctx_ = c;
+  TpLayerEmitter(q).quantize(*this, name, phase, elements, 2);
+}
+
 std::int64_t StepBuilder::rank_layers() const {
   std::int64_t layers = 0;
   for (int c = 0; c < v_; ++c) layers += layer_count(gs(pr_, c));
   return layers;
 }
 
+// An MoE layer's low-precision linears: QKV and projection, the shared experts' up and down when
+// it has any, and the up and down GEMM of each local expert (TE's GroupedLinear keeps one FP8 meta
+// per GEMM).
 std::int64_t StepBuilder::fp8_tensors() const {
-  return rank_layers() * kLinearsPerLayer * kTensorsPerLinear;
+  std::int64_t linears = 0;
+  for (int c = 0; c < v_; ++c) {
+    const int stage = gs(pr_, c);
+    for (int l = first_layer(stage); l < first_layer(stage) + layer_count(stage); ++l) {
+      if (!m_.moe || !is_moe_layer(m_, l)) {
+        linears += kLinearsPerLayer;
+        continue;
+      }
+      const std::int64_t shared = m_.moe->shared_experts > 0 ? 2 : 0;
+      linears += 2 + shared + 2 * static_cast<std::int64_t>(expert_tokens_.size());
+    }
+  }
+  return linears * kTensorsPerLinear;
 }
 
 // TE's delayed scaling reduces the amaxes of all FP8 tensors in one all-reduce (max) over the

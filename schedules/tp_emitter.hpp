@@ -115,6 +115,10 @@ class TpLayerEmitter {
   void backward(TpEmitHost& host, const TpTensors& t, const TpNames& names, bool with_wgrad) const;
   // The W of a split backward: the column layer gathers its input again under SP.
   void wgrad(TpEmitHost& host, const TpTensors& t, const TpNames& names) const;
+  // An amax pass (amax_pass) and the cast of `elements` elements into `copies` quantized copies
+  // (also the MoE experts' casts, whose grouped GEMMs have no TP layer).
+  void quantize(TpEmitHost& host, const std::string& name, Phase phase, std::int64_t elements,
+                std::int32_t copies) const;
 
  private:
   OpId gemm(TpEmitHost& host, const std::string& name, Phase phase, GemmShape shape,
@@ -141,9 +145,6 @@ class TpLayerEmitter {
   double gathered_bytes() const {
     return quantized() && s_.gather_quantized ? quant_element_bytes(s_.quant) : 0;
   }
-  // An amax pass (amax_pass) and the cast of `elements` elements into `copies` quantized copies.
-  void quantize(TpEmitHost& host, const std::string& name, Phase phase, std::int64_t elements,
-                std::int32_t copies) const;
   // The forward's cast of W (n x k, row- and column-wise) when cast_weight.
   void cast_weight(TpEmitHost& host, Phase phase) const;
   // A sequence-parallel all-gather of a [T, features] tensor whose T/t-row shard this rank holds,

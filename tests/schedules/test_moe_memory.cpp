@@ -6,14 +6,24 @@
 
 using namespace meshsim;
 
-TEST_CASE("moe memory: experts sharded over ep, optimizer over edp") {
-  const TransformerModel m = *builtin_model("mixtral-8x7b");
+namespace {
+
+// Mixtral 8x7B's plan of these tests: 8 GPUs, one expert each (ep 8), 4096 tokens.
+MemoryPlan ep8_plan() {
   MemoryPlan p;
   p.tp = 1;
   p.dp = 8;
   p.ep = 8;
   p.seq = 4096;
   p.distributed_optimizer = true;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("moe memory: experts sharded over ep, optimizer over edp") {
+  const TransformerModel m = *builtin_model("mixtral-8x7b");
+  MemoryPlan p = ep8_plan();
   const MoeMemory mm = moe_memory(m, p);
   // one local expert: 3 · 4096 · 14336 = 176,160,768
   CHECK(mm.expert_params == 176'160'768);
@@ -31,4 +41,24 @@ TEST_CASE("moe memory: experts sharded over ep, optimizer over edp") {
   const MemoryEstimate est = estimate_memory(m, p, *builtin_hardware("h100-sxm"));
   CHECK(est.stages[0].expert_parameters == 32 * 176'160'768LL);
   CHECK(est.stages[0].moe_buffers == doctest::Approx(mm.dispatch_buffers));
+}
+
+TEST_CASE("moe memory: FP8 linears save the experts' GEMM inputs quantized") {
+  const TransformerModel m = *builtin_model("mixtral-8x7b");
+  MemoryPlan p = ep8_plan();
+  p.precision = Precision::fp8_current;  // per-tensor FP8: 1 byte per element
+  const MoeMemory mm = moe_memory(m, p);
+  // 4096 tokens x 2 copies: gate/up outputs in bf16 (2 x 2 bytes) and the down input in FP8 (1)
+  // per copy and expert feature; the permuted input in FP8 (1) and the experts' output in bf16
+  // (2) per copy and hidden feature; fp32 router probabilities. Less the dense MLP as a dense
+  // FP8 layer counts it: (2 x 2 + 1) bytes per token and feature.
+  CHECK(mm.activation_delta == doctest::Approx(5.0 * 8192 * 14336 + 3.0 * 8192 * 4096 +
+                                               4.0 * 4096 * 8 - 5.0 * 4096 * 14336));
+  CHECK(mm.moe_linear_params == 41'943'040);  // attention only: no shared experts
+  // TE's row- and column-wise FP8 copies of the rank's linear weights: per MoE layer the
+  // attention's and the local expert's, 1 byte each, twice; 32 layers.
+  const MemoryEstimate est = estimate_memory(m, p, *builtin_hardware("h100-sxm"));
+  CHECK(est.stages[0].moe_layers == 32);
+  CHECK(est.stages[0].quantized_weights ==
+        doctest::Approx(2.0 * 32 * (41'943'040.0 + 176'160'768.0)));
 }

@@ -8,6 +8,7 @@
 #include "sim/hardware_profile.hpp"
 #include "sim/run.hpp"
 #include "tests/schedules/tiny_models.hpp"
+#include "tests/schedules/tiny_moe.hpp"
 
 using namespace meshsim;
 
@@ -200,4 +201,48 @@ TEST_CASE("step precision: the FP8 gain of Llama 3 8B and 70B on H100 is in the 
     CHECK(g >= 1.2);
     CHECK(g <= 1.5);
   }
+}
+
+TEST_CASE("step precision: an MoE layer's routed experts run in FP8 with their casts") {
+  // Megatron-Core's routed experts under an FP8 recipe are TE GroupedLinear layers: every grouped
+  // GEMM in FP8, its inputs cast as a dense linear's (the permuted tokens and the activation's
+  // output in the forward, each output gradient in the backward), the local experts' weights cast
+  // by the first microbatch of the step.
+  const TransformerModel m = test::tiny_moe(2);  // layer 0 dense, layer 1 MoE
+  StepPlan p = test::plan(1, 1, 2, 2, 4);        // dp 2, ep 2: 4 local experts, 2 microbatches
+  const auto expert_gemms = [](const Program& prog, QuantFormat quant) {
+    int n = 0;
+    for (const Op& op : prog.ops) {
+      const auto* k = std::get_if<KernelCall>(&op.body);
+      if (op.rank == 0 && k != nullptr && k->kind == KernelKind::gemm &&
+          op.name.find("expert ") != std::string::npos && k->quant == quant) {
+        ++n;
+      }
+    }
+    return n;
+  };
+  const Program bf16 = build_training_step(m, p, 8);
+  const int gemms = expert_gemms(bf16, QuantFormat::none);
+  CHECK(gemms > 0);
+  CHECK(count_ops(bf16, 0, "experts x cast") == 0);
+  p.precision = Precision::fp8_delayed;
+  const Program fp8 = build_training_step(m, p, 8);
+  CHECK(expert_gemms(fp8, QuantFormat::fp8) == gemms);
+  CHECK(expert_gemms(fp8, QuantFormat::none) == 0);
+  CHECK(count_ops(fp8, 0, "experts w cast") == 1);  // one MoE layer, first microbatch
+  for (const char* cast :
+       {"experts x cast", "experts act cast", "experts down dy cast", "experts up dy cast"}) {
+    CAPTURE(cast);
+    CHECK(count_ops(fp8, 0, cast) == 2);  // once per microbatch
+  }
+  // Delayed scaling reduces one amax per FP8 tensor (3 per linear): the dense layer's 4 linears,
+  // the MoE layer's QKV and projection and its 4 local experts' up and down GEMMs, 4 bytes each.
+  int reductions = 0;
+  for (const Op& op : fp8.ops) {
+    if (op.rank == 0 && op.name == "fp8 amax all-reduce") {
+      CHECK(std::get<CollectiveCall>(op.body).bytes == (4 + 2 + 2 * 4) * 3 * 4);
+      ++reductions;
+    }
+  }
+  CHECK(reductions == 1);
 }
