@@ -385,6 +385,11 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   // Ranks the optimizer state is sharded over.
   int state_shards() const { return shards_parameters(p_.sharding) ? shard_size_ : dp_size_; }
   bool gathers_params() const { return shards_parameters(p_.sharding) && shard_size_ > 1; }
+  // With pipeline stages the units are gathered once per step and their gradients reduced once
+  // (gathers_once_per_step, schedules/sharding.hpp).
+  bool gathers_once() const {
+    return gathers_params() && gathers_once_per_step(p_.sharding, stages_);
+  }
   // FSDP units of a stage: [embedding (stage 0)] [each layer] [final norm + head (last stage)].
   int unit_count(int stage) const;
   int layer_unit(int stage, int layer) const;
@@ -393,10 +398,12 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   // A forward or backward of one (microbatch, chunk) starts: no unit gathered yet.
   void begin_unit_pass(int stage);
   // Before unit u's compute: waits for its parameter all-gather (issued now unless prefetched)
-  // and prefetches unit u + step. In the backward only when parameters were resharded.
+  // and prefetches unit u + step. In the backward only when parameters were resharded; with
+  // gathers_once() in the chunk's first forward of the step only.
   void gather_unit(const Ctx& c, int stage, int u, int step);
   // After unit u's weight gradients: its gradient reduce-scatter (HSDP: then an all-reduce of
-  // the shard over the replicas), waited for by the optimizer step.
+  // the shard over the replicas), waited for by the optimizer step; with gathers_once() after
+  // the chunk's last weight gradients of the step only.
   void reduce_unit(const Ctx& c, int stage, int u);
   OpId issue_gather(const Ctx& c, int stage, int u);
 
@@ -471,6 +478,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   std::vector<std::vector<OpId>> param_gathers_;  // [chunk][bucket], overlap_param_gather
   std::vector<int> forwards_;                     // forward passes emitted per chunk
   bool first_forward_ = false;  // the forward being emitted is its chunk's first of the step
+  bool last_wgrad_ = false;     // the weight gradients being emitted are the chunk's last
   int shard_size_ = 1;          // ranks of the shard group
   GroupId shard_group_ = 0, replicate_group_ = -1;
   std::vector<OpId> unit_gathers_;  // this pass's all-gather per unit (-1: not issued)

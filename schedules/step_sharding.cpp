@@ -11,6 +11,12 @@
 // HSDP the shard is all-reduced over the replicas; the optimizer step waits for them all, on
 // every microbatch (FSDP2 synchronizes gradients on each backward by default), and updates the
 // rank's shard; no parameter all-gather follows the step (the next forward gathers).
+// With pipeline stages (gathers_once_per_step) as torch.distributed.pipelining runs FSDP2 stages
+// (stage.py, backward_maybe_with_nosync: set_reshard_after_backward(False) and
+// set_requires_gradient_sync(False) on every backward, the reduction after the last), which
+// Llama 3's FSDP describes too ("FP32 gradient accumulation ... over multiple micro-batches in
+// PP"): a unit is all-gathered by the chunk's first forward of the step only and stays gathered,
+// and its fp32 gradients are reduce-scattered once, after the chunk's last weight gradients.
 #include "schedules/step_builder.hpp"
 
 namespace meshsim::step_detail {
@@ -78,6 +84,7 @@ OpId StepBuilder::issue_gather(const Ctx& c, int stage, int u) {
 
 void StepBuilder::gather_unit(const Ctx& c, int stage, int u, int step) {
   if (!gathers_params()) return;
+  if (gathers_once() && (c.phase != Phase::fwd || !first_forward_)) return;
   if (c.phase != Phase::fwd && !p_.sharding.reshard_after_forward) return;
   const auto i = static_cast<std::size_t>(u);
   if (unit_waited_[i]) return;
@@ -91,7 +98,7 @@ void StepBuilder::gather_unit(const Ctx& c, int stage, int u, int step) {
 }
 
 void StepBuilder::reduce_unit(const Ctx& c, int stage, int u) {
-  if (!gathers_params()) return;
+  if (!gathers_params() || (gathers_once() && !last_wgrad_)) return;
   const std::int64_t bytes = unit_params(stage, u) * 4;  // fp32 gradients
   std::vector<OpId> deps;
   if (last_compute_ >= 0) deps.push_back(last_compute_);

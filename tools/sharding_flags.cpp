@@ -18,6 +18,9 @@ std::vector<OptionSpec> sharding_options() {
        "FSDP2 sharded within dp x cp / R ranks and replicated over R (implies --fsdp)"},
       {"--no-reshard-after-forward", "",
        "with --fsdp: keep parameters gathered from forward to backward (no backward all-gather)"},
+      {"--fsdp-sync-every-microbatch", "",
+       "with --fsdp and pp > 1: all-gather and reduce-scatter every microbatch (as Llama 3's "
+       "FSDP) instead of once per step with unsharded fp32 gradients (torch pipelining)"},
   };
 }
 
@@ -45,6 +48,7 @@ void read_sharding(const Args& args, StepPlan& p) {
   }
   s.replicate = static_cast<int>(args.get_int("--hsdp", 1, 1, 1 << 16));
   s.reshard_after_forward = !args.has("--no-reshard-after-forward");
+  s.sync_every_microbatch = args.has("--fsdp-sync-every-microbatch");
   apply_sharding(p, s);
   if (p.overlap_param_gather && s.zero >= 3) {
     throw InputError(

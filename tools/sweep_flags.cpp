@@ -76,11 +76,13 @@ void read_sweep_sharding(const Args& args, const PlanLists& defaults, PlanLists&
   read_sharding(args, base);
   const bool pinned = args.has("--distributed-optimizer") || args.has("--zero") ||
                       args.has("--fsdp") || args.has("--hsdp") ||
-                      args.has("--no-reshard-after-forward");
+                      args.has("--no-reshard-after-forward") ||
+                      args.has("--fsdp-sync-every-microbatch");
   if (pinned && args.has("--sharding")) {
     throw InputError(
-        "--sharding searches shardings; --zero, --fsdp, --hsdp, --no-reshard-after-forward and "
-        "--distributed-optimizer pin one: give one or the other");
+        "--sharding searches shardings; --zero, --fsdp, --hsdp, --no-reshard-after-forward, "
+        "--fsdp-sync-every-microbatch and --distributed-optimizer pin one: give one or the "
+        "other");
   }
   lists.sharding =
       pinned ? std::vector<ShardingChoice>{sharding_choice(base)}
