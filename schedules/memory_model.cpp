@@ -53,7 +53,7 @@ void fill_state(StageMemory& st, const MemoryPlan& plan, std::span<const std::in
   st.weights = state.weights;
   st.gradients = state.gradients;
   st.optimizer = state.optimizer;
-  st.unsharded = unsharded_unit_bytes(sh, units, st.parameters, kActivationBytes, plan.pp);
+  st.unsharded = unsharded_unit_bytes(sh, units, st.parameters, kActivationBytes);
 }
 
 // StageMemory::quantized_weights: TE's row- and column-wise quantized copies of the linear

@@ -32,10 +32,10 @@ void check_sharding(const ShardingPlan& s, int dp) {
         "`no_reshard_after_forward` needs `fsdp` (or `zero` 3): only sharded parameters are "
         "resharded");
   }
-  if (s.sync_every_microbatch && s.zero != 3) {
+  if (s.no_sync && s.zero != 3) {
     throw InputError(
-        "`fsdp_sync_every_microbatch` needs `fsdp` (or `zero` 3): only sharded parameters are "
-        "gathered per microbatch");
+        "`fsdp_no_sync` needs `fsdp` (or `zero` 3): only sharded parameters and gradients are "
+        "kept unsharded over the microbatches");
   }
 }
 
@@ -49,7 +49,7 @@ std::string describe_sharding(const ShardingPlan& s) {
     if (s.replicate > 1) d += fmt::format(" (replicated {}x)", s.replicate);
   }
   if (!s.reshard_after_forward) d += ", no reshard after forward";
-  if (s.sync_every_microbatch) d += ", synced every microbatch";
+  if (s.no_sync) d += ", no sync";
   return d;
 }
 
@@ -63,13 +63,13 @@ ShardedBytes sharded_state(double params, int zero, double shards, const Paramet
 }
 
 double unsharded_unit_bytes(const ShardingPlan& s, std::span<const std::int64_t> units,
-                            std::int64_t rank_params, double e, int pp) {
+                            std::int64_t rank_params, double e) {
   if (!shards_parameters(s) || units.empty()) return 0;
   std::vector<std::int64_t> sorted(units.begin(), units.end());
   std::sort(sorted.begin(), sorted.end(), std::greater<>());
   const double largest = static_cast<double>(sorted[0]);
   const double second = sorted.size() > 1 ? static_cast<double>(sorted[1]) : 0.0;
-  if (gathers_once_per_step(s, pp)) return static_cast<double>(rank_params) * (e + 4) + largest * e;
+  if (gathers_once_per_step(s)) return static_cast<double>(rank_params) * (e + 4) + largest * e;
   // The unit's unsharded gradient (parameter dtype) and its fp32 reduce-scatter input.
   const double gradient_buffers = largest * (e + 4);
   if (!s.reshard_after_forward) return static_cast<double>(rank_params) * e + gradient_buffers;

@@ -27,10 +27,10 @@
 // With reshard_after_forward false, a unit gathered for a forward stays unsharded until that
 // microbatch's backward; with microbatches in flight on every layer (any pipeline schedule) the
 // rank's whole share stays unsharded: its parameters x e + the largest unit x (e + 4).
-// With pipeline stages (gathers_once_per_step) the rank's share stays gathered for the whole
-// step and every parameter's gradient is accumulated unsharded in fp32 over the microbatches
-// (FSDP2 upcasts it to reduce_dtype, to_accumulated_grad_if_needed) until the one reduction:
-// its parameters x (e + 4) + the largest unit x e (a unit's gradient before the upcast).
+// With no_sync (gathers_once_per_step) the rank's share stays gathered for the whole step and
+// every parameter's gradient is accumulated unsharded in fp32 over the microbatches (FSDP2
+// upcasts it to reduce_dtype, to_accumulated_grad_if_needed) until the one reduction: its
+// parameters x (e + 4) + the largest unit x e (a unit's gradient before the upcast).
 #include <cstdint>
 #include <span>
 #include <string>
@@ -42,9 +42,10 @@ struct ShardingPlan {
   bool fsdp = false;  // FSDP2: ZeRO-3 with FSDP2's mixed precision (fp32 sharded parameters)
   int replicate = 1;  // HSDP: replicas R; the state is sharded over the other dp x cp / R ranks
   bool reshard_after_forward = true;  // FSDP2's default; false keeps units gathered until bwd
-  // With pipeline stages too: units gathered and gradients reduce-scattered every microbatch
-  // (gradients sharded, never accumulated unsharded), as Llama 3 describes its FSDP.
-  bool sync_every_microbatch = false;
+  // FSDP's no_sync gradient accumulation, as torch.distributed.pipelining drives FSDP2 stages
+  // (torchtitan's PP): units kept gathered after their first forward of the step, gradients
+  // accumulated unsharded in fp32 and reduce-scattered once, after the last microbatch.
+  bool no_sync = false;
   bool operator==(const ShardingPlan&) const = default;
 };
 
@@ -54,18 +55,17 @@ inline bool shards_parameters(const ShardingPlan& s) {
 }
 
 // Whether units are gathered once per step and their gradients reduced once, after the last
-// microbatch, instead of per microbatch: with pipeline stages (pp > 1), as PyTorch's
-// torch.distributed.pipelining drives FSDP2 stages (torchtitan) and Llama 3 describes its FSDP.
-inline bool gathers_once_per_step(const ShardingPlan& s, int pp) {
-  return shards_parameters(s) && pp > 1 && !s.sync_every_microbatch;
+// microbatch, instead of per microbatch (ShardingPlan::no_sync).
+inline bool gathers_once_per_step(const ShardingPlan& s) {
+  return shards_parameters(s) && s.no_sync;
 }
 
 // Throws InputError naming the field: zero in 0..3, replicate >= 1 dividing dp, replicate > 1,
-// reshard_after_forward false and sync_every_microbatch only with zero 3 (FSDP).
+// reshard_after_forward false and no_sync only with zero 3 (FSDP).
 void check_sharding(const ShardingPlan& s, int dp);
 
 // "none", "zero-1", "zero-2", "zero-3", "fsdp", "hsdp R" (+ ", no reshard after forward",
-// ", synced every microbatch").
+// ", no sync").
 std::string describe_sharding(const ShardingPlan& s);
 
 // Persistent bytes per parameter on one rank (parameters + gradients + optimizer state) for
@@ -87,9 +87,8 @@ inline ShardedBytes sharded_bytes_per_parameter(int zero, double shards,
 inline constexpr ParameterBytes kFsdp2Bytes{4, 4, 8};
 
 // ZeRO-3 / FSDP unsharded buffers of one rank (see the top): `units` the parameters of each FSDP
-// unit the rank holds, `rank_params` their sum, e the parameter dtype's bytes, pp the pipeline
-// stages (gathers_once_per_step).
+// unit the rank holds, `rank_params` their sum, e the parameter dtype's bytes.
 double unsharded_unit_bytes(const ShardingPlan& s, std::span<const std::int64_t> units,
-                            std::int64_t rank_params, double e, int pp);
+                            std::int64_t rank_params, double e);
 
 }  // namespace meshsim

@@ -385,11 +385,9 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   // Ranks the optimizer state is sharded over.
   int state_shards() const { return shards_parameters(p_.sharding) ? shard_size_ : dp_size_; }
   bool gathers_params() const { return shards_parameters(p_.sharding) && shard_size_ > 1; }
-  // With pipeline stages the units are gathered once per step and their gradients reduced once
+  // FSDP's no_sync: units gathered once per step and their gradients reduced once
   // (gathers_once_per_step, schedules/sharding.hpp).
-  bool gathers_once() const {
-    return gathers_params() && gathers_once_per_step(p_.sharding, stages_);
-  }
+  bool gathers_once() const { return gathers_params() && gathers_once_per_step(p_.sharding); }
   // FSDP units of a stage: [embedding (stage 0)] [each layer] [final norm + head (last stage)].
   int unit_count(int stage) const;
   int layer_unit(int stage, int layer) const;

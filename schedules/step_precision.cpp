@@ -36,12 +36,17 @@ void StepBuilder::quantize_spec(TpLayerSpec& spec, const Ctx& c, const std::stri
   }
 }
 
-// The routed experts (schedules/step_moe.cpp) quantize as the dense linears do.
+// The routed experts (schedules/step_moe.cpp) quantize as the dense linears do, except that
+// their weights are never in FSDP's quantized all-gather (quantized_unit_gather gathers the
+// layer's dense linears): under ZeRO-3 / FSDP every forward casts them, else the first.
 TpLayerSpec StepBuilder::expert_quant_spec(const Ctx& c) const {
   TpLayerSpec q;
   q.tensors = false;
   q.dtype = p_.dtype;
   quantize_spec(q, c, "experts");
+  if (q.quant != QuantFormat::none) {
+    q.cast_weight = c.phase == Phase::fwd && (gathers_params() || first_forward_);
+  }
   return q;
 }
 

@@ -11,12 +11,11 @@
 // HSDP the shard is all-reduced over the replicas; the optimizer step waits for them all, on
 // every microbatch (FSDP2 synchronizes gradients on each backward by default), and updates the
 // rank's shard; no parameter all-gather follows the step (the next forward gathers).
-// With pipeline stages (gathers_once_per_step) as torch.distributed.pipelining runs FSDP2 stages
+// With no_sync (gathers_once_per_step), as torch.distributed.pipelining runs FSDP2 stages
 // (stage.py, backward_maybe_with_nosync: set_reshard_after_backward(False) and
-// set_requires_gradient_sync(False) on every backward, the reduction after the last), which
-// Llama 3's FSDP describes too ("FP32 gradient accumulation ... over multiple micro-batches in
-// PP"): a unit is all-gathered by the chunk's first forward of the step only and stays gathered,
-// and its fp32 gradients are reduce-scattered once, after the chunk's last weight gradients.
+// set_requires_gradient_sync(False) on every backward, the reduction after the last): a unit is
+// all-gathered by the chunk's first forward of the step only and stays gathered, and its fp32
+// gradients are reduce-scattered once, after the chunk's last weight gradients.
 #include "schedules/step_builder.hpp"
 
 namespace meshsim::step_detail {

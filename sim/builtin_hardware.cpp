@@ -53,11 +53,11 @@ const char* const kMamfSource =
 
 std::string gemm_source(const std::string& name, double mamf, std::string_view dtype) {
   return fmt::format(
-      "Starting point, not a measurement: the A100 curve (large dense BF16 GEMMs at 80 % of peak, "
-      "small ones launch- and wave-bound; Zero Bubble's profiled weight-gradient passes on A100, "
-      "Qi et al. 2024 Table 6, agree within 5 %) scaled by {}'s best-shape {} matmul efficiency, "
-      "{:.1f} %, against A100 SXM's BF16 {:.1f} % ({}). `meshsim calibrate` replaces it with "
-      "measured tables.",
+      "Starting point, not a measurement: the GPU family's shape curve (large dense BF16 GEMMs at "
+      "80 % of peak, small ones launch- and wave-bound; on A100 Zero Bubble's profiled "
+      "weight-gradient passes, Qi et al. 2024 Table 6, agree within 5 %) scaled by {}'s "
+      "best-shape {} matmul efficiency, {:.1f} %, against A100 SXM's BF16 {:.1f} % ({}). `meshsim "
+      "calibrate` replaces it with measured tables (without gemm_fp8: FP8 GEMMs then use gemm).",
       name, dtype, 100 * mamf, 100 * kMamfA100, kMamfSource);
 }
 const char* const kMemorySource =

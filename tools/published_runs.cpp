@@ -403,6 +403,15 @@ void apply_source_conventions(const PublishedRun& run, RunPlan& out) {
     pytorch_model_code(out, "torchtitan's");
     out.plan.cross_entropy = CrossEntropy::torch_fp32;
     out.conventions.emplace_back("cross entropy torch-fp32 (torchtitan's loss)");
+    // torchtitan's pipeline stages run through torch.distributed.pipelining, whose FSDP2 stages
+    // keep parameters gathered and gradients unsharded until the last microbatch's backward
+    // (stage.py, backward_maybe_with_nosync).
+    if (out.plan.pp > 1 && out.plan.sharding.fsdp) {
+      out.plan.sharding.no_sync = true;
+      out.conventions.emplace_back(
+          "FSDP no_sync (torch.distributed.pipelining's FSDP2 stages: gradients reduced once per "
+          "step)");
+    }
   } else if (run.source.starts_with("fms_fsdp")) {
     // IBM's fms LLaMA in PyTorch, eager unless the row says torch.compile: RMSNorm as pow, mean,
     // rsqrt and multiplies (fms/modules/layernorm.py LayerNormParameterized), SwiGLU as separate

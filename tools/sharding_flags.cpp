@@ -18,9 +18,9 @@ std::vector<OptionSpec> sharding_options() {
        "FSDP2 sharded within dp x cp / R ranks and replicated over R (implies --fsdp)"},
       {"--no-reshard-after-forward", "",
        "with --fsdp: keep parameters gathered from forward to backward (no backward all-gather)"},
-      {"--fsdp-sync-every-microbatch", "",
-       "with --fsdp and pp > 1: all-gather and reduce-scatter every microbatch (as Llama 3's "
-       "FSDP) instead of once per step with unsharded fp32 gradients (torch pipelining)"},
+      {"--fsdp-no-sync", "",
+       "with --fsdp: accumulate gradients unsharded in fp32 and reduce-scatter them once per step, "
+       "parameters kept gathered after their first forward (FSDP's no_sync; torchtitan's PP)"},
   };
 }
 
@@ -48,7 +48,7 @@ void read_sharding(const Args& args, StepPlan& p) {
   }
   s.replicate = static_cast<int>(args.get_int("--hsdp", 1, 1, 1 << 16));
   s.reshard_after_forward = !args.has("--no-reshard-after-forward");
-  s.sync_every_microbatch = args.has("--fsdp-sync-every-microbatch");
+  s.no_sync = args.has("--fsdp-no-sync");
   apply_sharding(p, s);
   if (p.overlap_param_gather && s.zero >= 3) {
     throw InputError(

@@ -76,12 +76,11 @@ void read_sweep_sharding(const Args& args, const PlanLists& defaults, PlanLists&
   read_sharding(args, base);
   const bool pinned = args.has("--distributed-optimizer") || args.has("--zero") ||
                       args.has("--fsdp") || args.has("--hsdp") ||
-                      args.has("--no-reshard-after-forward") ||
-                      args.has("--fsdp-sync-every-microbatch");
+                      args.has("--no-reshard-after-forward") || args.has("--fsdp-no-sync");
   if (pinned && args.has("--sharding")) {
     throw InputError(
         "--sharding searches shardings; --zero, --fsdp, --hsdp, --no-reshard-after-forward, "
-        "--fsdp-sync-every-microbatch and --distributed-optimizer pin one: give one or the "
+        "--fsdp-no-sync and --distributed-optimizer pin one: give one or the "
         "other");
   }
   lists.sharding =

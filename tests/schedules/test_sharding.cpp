@@ -35,15 +35,16 @@ TEST_CASE("sharding: unsharded unit buffers of ZeRO-3 / FSDP") {
   s.zero = 3;
   // Two largest units gathered (30 + 20) x e, the largest's gradient in e plus its fp32
   // reduce-scatter input: 30 x (2 + 4).
-  CHECK(unsharded_unit_bytes(s, units, 60, 2, 1) == doctest::Approx(50 * 2 + 30 * 6));
-  // With pipeline stages all 60 parameters stay gathered for the step (x e) and every gradient is
-  // accumulated unsharded in fp32 (x 4), plus the largest unit's gradient before its upcast (x e).
-  CHECK(unsharded_unit_bytes(s, units, 60, 2, 4) == doctest::Approx(60 * (2 + 4) + 30 * 2));
+  CHECK(unsharded_unit_bytes(s, units, 60, 2) == doctest::Approx(50 * 2 + 30 * 6));
+  // no_sync: all 60 parameters stay gathered for the step (x e) and every gradient is accumulated
+  // unsharded in fp32 (x 4), plus the largest unit's gradient before its upcast (x e).
+  s.no_sync = true;
+  CHECK(unsharded_unit_bytes(s, units, 60, 2) == doctest::Approx(60 * (2 + 4) + 30 * 2));
+  s.no_sync = false;
   s.reshard_after_forward = false;  // all 60 parameters stay gathered
-  CHECK(unsharded_unit_bytes(s, units, 60, 2, 1) == doctest::Approx(60 * 2 + 30 * 6));
+  CHECK(unsharded_unit_bytes(s, units, 60, 2) == doctest::Approx(60 * 2 + 30 * 6));
   s.zero = 2;  // parameters not sharded: nothing gathered
-  CHECK(unsharded_unit_bytes(s, units, 60, 2, 1) == 0);
-  CHECK(unsharded_unit_bytes(s, units, 60, 2, 4) == 0);
+  CHECK(unsharded_unit_bytes(s, units, 60, 2) == 0);
 }
 
 TEST_CASE("sharding: bad plans name the field") {
@@ -58,13 +59,12 @@ TEST_CASE("sharding: bad plans name the field") {
   s.zero = 1;
   CHECK_THROWS_AS(check_sharding(s, 8), InputError);  // hsdp without zero 3
   CHECK(describe_sharding(ShardingPlan{3, true, 2, false}) == "hsdp 2, no reshard after forward");
-  // Per-microbatch syncing with pipeline stages is a ZeRO-3 / FSDP choice.
+  // no_sync is a ZeRO-3 / FSDP choice.
   s.replicate = 1;
-  s.sync_every_microbatch = true;
-  CHECK_THROWS_WITH_AS(check_sharding(s, 8), doctest::Contains("`fsdp_sync_every_microbatch`"),
-                       InputError);
-  CHECK(describe_sharding(ShardingPlan{3, true, 1, true, true}) == "fsdp, synced every microbatch");
-  CHECK(gathers_once_per_step(ShardingPlan{3, true, 1, true, false}, 2));
-  CHECK_FALSE(gathers_once_per_step(ShardingPlan{3, true, 1, true, false}, 1));
-  CHECK_FALSE(gathers_once_per_step(ShardingPlan{3, true, 1, true, true}, 2));
+  s.no_sync = true;
+  CHECK_THROWS_WITH_AS(check_sharding(s, 8), doctest::Contains("`fsdp_no_sync`"), InputError);
+  CHECK(describe_sharding(ShardingPlan{3, true, 1, true, true}) == "fsdp, no sync");
+  CHECK(gathers_once_per_step(ShardingPlan{3, true, 1, true, true}));
+  CHECK_FALSE(gathers_once_per_step(ShardingPlan{3, true, 1, true, false}));
+  CHECK_FALSE(gathers_once_per_step(ShardingPlan{2, false, 1, true, true}));
 }

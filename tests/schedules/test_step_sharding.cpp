@@ -68,35 +68,40 @@ TEST_CASE("step sharding: FSDP all-gathers each unit before forward and backward
   CHECK(c.all_reduces == units * micro);
 }
 
-TEST_CASE("step sharding: with pipeline stages FSDP gathers and reduces once per step") {
+TEST_CASE("step sharding: FSDP's no_sync gathers and reduces once per step") {
   // torch.distributed.pipelining drives FSDP2 stages with set_reshard_after_backward(False) and
-  // set_requires_gradient_sync(False) on every backward and one reduction after the last: on a
-  // stage of 2 layers (rank 0: embedding + 2 layers = 3 units) each unit is all-gathered by the
-  // first forward and its gradient reduce-scattered once, whatever the microbatch count
-  // (m = 16 / (2 x 1) = 8). --fsdp-sync-every-microbatch restores the per-microbatch collectives.
+  // set_requires_gradient_sync(False) on every backward and one reduction after the last
+  // (--fsdp-no-sync): on a stage of 2 layers (rank 0: embedding + 2 layers = 3 units) each unit is
+  // all-gathered by the first forward and its gradient reduce-scattered once, whatever the
+  // microbatch count (m = 16 / (2 x 1) = 8). FSDP2's defaults sync every microbatch.
   const TransformerModel m = test::tiny_gqa_model(4);
   const HardwareProfile hw = load_hardware("h100-sxm");
   StepPlan p = fsdp_plan(2, 2, 16);
   const int units = 1 + 2, micro = 8;
   OpCount c = count_rank(build_training_step(m, p, hw.gpus_per_node), 0);
-  CHECK(c.gathers == units);
-  CHECK(c.reduce_scatters == units);
-  p.sharding.sync_every_microbatch = true;
-  c = count_rank(build_training_step(m, p, hw.gpus_per_node), 0);
   CHECK(c.gathers == 2 * units * micro);
   CHECK(c.reduce_scatters == units * micro);
+  p.sharding.no_sync = true;
+  c = count_rank(build_training_step(m, p, hw.gpus_per_node), 0);
+  CHECK(c.gathers == units);
+  CHECK(c.reduce_scatters == units);
+  // Without pipeline stages too (gradient accumulation over m = 16 / 4 = 4 microbatches): the
+  // 4 layers' + embedding's + head's 6 units once each.
+  StepPlan one = fsdp_plan(1, 4, 16);
+  one.sharding.no_sync = true;
+  c = count_rank(build_training_step(m, one, hw.gpus_per_node), 0);
+  CHECK(c.gathers == 6);
+  CHECK(c.reduce_scatters == 6);
   // Memory: the stage's parameters stay gathered (bf16) and their gradients accumulate in fp32
-  // for the step (tests/schedules/test_sharding.cpp has the formula); per-microbatch syncing holds
-  // two units and one unit's gradient buffers instead.
-  MemoryPlan once = memory_plan(p);
-  once.sharding.sync_every_microbatch = false;
-  const MemoryPlan every = memory_plan(p);
-  const StageMemory st = estimate_memory(m, once, hw).stages[0];
+  // for the step (tests/schedules/test_sharding.cpp has the formula); syncing every microbatch
+  // holds two units and one unit's gradient buffers instead.
+  const StageMemory st = estimate_memory(m, memory_plan(p), hw).stages[0];
   const double params = static_cast<double>(st.parameters);
   // P x (2 + 4) + the largest unit x 2, the largest unit being at most P.
   CHECK(st.unsharded >= params * 6);
   CHECK(st.unsharded <= params * 8);
-  CHECK(st.unsharded > estimate_memory(m, every, hw).stages[0].unsharded);
+  p.sharding.no_sync = false;
+  CHECK(st.unsharded > estimate_memory(m, memory_plan(p), hw).stages[0].unsharded);
 }
 
 TEST_CASE("step sharding: folded and unfolded FSDP / HSDP steps take the same time") {
