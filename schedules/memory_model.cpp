@@ -59,7 +59,7 @@ void fill_state(StageMemory& st, const MemoryPlan& plan, std::span<const std::in
 // StageMemory::quantized_weights: TE's row- and column-wise quantized copies of the linear
 // weights of the rank's layers (none under ZeRO-3 / FSDP, which frees gathered weights); an MoE
 // layer's are its attention and shared-expert linears / t and its local routed experts (the
-// router stays in bf16).
+// router stays in bf16); the last stage adds its MTP modules'.
 double quantized_weight_bytes(const TransformerModel& m, const MemoryPlan& plan,
                               const StageMemory& st, const MoeMemory& moe) {
   if (plan.precision == Precision::bf16 || plan.sharding.zero >= 3) return 0;
@@ -67,6 +67,13 @@ double quantized_weight_bytes(const TransformerModel& m, const MemoryPlan& plan,
   double linear = dbl((layers - st.moe_layers) * layer_linear_parameters_tp(m, plan.tp));
   if (st.moe_layers > 0) {
     linear += dbl(st.moe_layers) * (dbl(moe.moe_linear_params) + dbl(moe.expert_params));
+  }
+  // The MTP modules on the last stage: the 2h x h projection / t and the module's layer (its
+  // output head is the model's, kept in bf16).
+  for (int k = 0; st.output_head && k < m.mtp_layers; ++k) {
+    linear += dbl(2 * m.hidden * m.hidden / plan.tp);
+    linear += is_moe_layer(m, m.layers + k) ? dbl(moe.moe_linear_params) + dbl(moe.expert_params)
+                                            : dbl(layer_linear_parameters_tp(m, plan.tp));
   }
   return 2.0 * quant_element_bytes(linear_format(plan.precision)) * linear;
 }

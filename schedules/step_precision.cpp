@@ -20,7 +20,8 @@ constexpr std::int64_t kLinearsPerLayer = 4;
 
 void StepBuilder::quantize_spec(TpLayerSpec& spec, const Ctx& c, const std::string& what) const {
   const QuantFormat format = linear_format(p_.precision);
-  if (format == QuantFormat::none || what == "head") return;
+  // The output head stays in bf16, the MTP module's too (it is the model's shared output layer).
+  if (format == QuantFormat::none || what == "head" || what == "mtp head") return;
   spec.quant = format;
   spec.amax_pass = casts_after_amax(p_.precision);
   spec.gather_quantized = gathers_quantized(p_.precision);
@@ -67,16 +68,20 @@ std::int64_t StepBuilder::rank_layers() const {
 // it has any, and the up and down GEMM of each local expert (TE's GroupedLinear keeps one FP8 meta
 // per GEMM).
 std::int64_t StepBuilder::fp8_tensors() const {
+  const auto layer_linears = [&](int l) -> std::int64_t {
+    if (!m_.moe || !is_moe_layer(m_, l)) return kLinearsPerLayer;
+    const std::int64_t shared = m_.moe->shared_experts > 0 ? 2 : 0;
+    return 2 + shared + 2 * static_cast<std::int64_t>(expert_tokens_.size());
+  };
   std::int64_t linears = 0;
   for (int c = 0; c < v_; ++c) {
     const int stage = gs(pr_, c);
     for (int l = first_layer(stage); l < first_layer(stage) + layer_count(stage); ++l) {
-      if (!m_.moe || !is_moe_layer(m_, l)) {
-        linears += kLinearsPerLayer;
-        continue;
-      }
-      const std::int64_t shared = m_.moe->shared_experts > 0 ? 2 : 0;
-      linears += 2 + shared + 2 * static_cast<std::int64_t>(expert_tokens_.size());
+      linears += layer_linears(l);
+    }
+    // The last stage's MTP modules: the eh projection and the module's layer.
+    for (int k = 0; stage + 1 == stages_ && k < m_.mtp_layers; ++k) {
+      linears += 1 + layer_linears(m_.layers + k);
     }
   }
   return linears * kTensorsPerLinear;

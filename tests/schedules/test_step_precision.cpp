@@ -246,3 +246,30 @@ TEST_CASE("step precision: an MoE layer's routed experts run in FP8 with their c
   }
   CHECK(reductions == 1);
 }
+
+TEST_CASE("step precision: the MTP module quantizes its projection and layer, not the head") {
+  // DeepSeek-V3's multi-token prediction module on the last stage: its eh projection and its
+  // (MoE) layer are FP8 linears like the model's; its output head is the model's shared output
+  // layer, kept in bf16 as the head is.
+  TransformerModel m = test::tiny_moe(2);  // layer 0 dense, layers 1 and 2 (the MTP's) MoE
+  m.mtp_layers = 1;
+  StepPlan p = test::plan(1, 1, 2, 2, 4);
+  p.precision = Precision::fp8_delayed;
+  const Program prog = build_training_step(m, p, 8);
+  for (const Op& op : prog.ops) {
+    const auto* k = std::get_if<KernelCall>(&op.body);
+    if (op.rank == 0 && k != nullptr && k->kind == KernelKind::gemm &&
+        starts_with(op.name, "mtp head")) {
+      CHECK(k->quant == QuantFormat::none);
+    }
+  }
+  CHECK(count_ops(prog, 0, "mtp eh proj x cast") == 2);  // once per microbatch
+  // One amax per FP8 tensor (3 per linear), 4 bytes each: the dense layer's 4 linears, the MoE
+  // layer's QKV, projection and 4 local experts' up and down GEMMs (10), and the MTP module's
+  // projection and its MoE layer's 10.
+  for (const Op& op : prog.ops) {
+    if (op.rank == 0 && op.name == "fp8 amax all-reduce") {
+      CHECK(std::get<CollectiveCall>(op.body).bytes == (4 + 10 + 1 + 10) * 3 * 4);
+    }
+  }
+}
