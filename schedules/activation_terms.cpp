@@ -64,7 +64,7 @@ ActivationTerms activation_terms(const TransformerModel& m, const MemoryPlan& pl
 
   // The linears' saved inputs: e, or the quantized format's bytes (q) with a low precision.
   const double q = quant_element_bytes(linear_format(plan.precision));
-  const double lin = q > 0 ? q : e;
+  const double lin = saved_linear_input_bytes(plan.precision, e);
   // Kept whole (divided by t with sequence parallelism): 2 norm inputs, QKV input, MLP-up input,
   // 2 dropout masks.
   const double whole = 2 * e * sbh + lin * sbh + lin * sbh +

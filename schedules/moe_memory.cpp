@@ -22,8 +22,7 @@ MoeMemory moe_memory(const TransformerModel& m, const MemoryPlan& plan) {
   const double sp = plan.sequence_parallel ? plan.tp : 1.0;
   const double tokens = s * b / sp, k = moe.top_k, h = static_cast<double>(m.hidden);
   // The saved GEMM inputs (down input, permuted input): e, or q with low-precision linears.
-  const double q = quant_element_bytes(linear_format(plan.precision));
-  const double lin = q > 0 ? q : e;
+  const double lin = saved_linear_input_bytes(plan.precision, e);
   // The dense MLP's term as activation_terms counts it (its down input quantized too).
   const double dense = (static_cast<double>(gated - 1) * e + lin) * s * b *
                        static_cast<double>(m.ffn_hidden) / plan.tp;

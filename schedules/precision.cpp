@@ -30,6 +30,11 @@ std::string precision_names() {
   return s;
 }
 
+double saved_linear_input_bytes(Precision p, double e) {
+  const double q = quant_element_bytes(linear_format(p));
+  return q > 0 ? q : e;
+}
+
 QuantFormat linear_format(Precision p) {
   switch (p) {
     case Precision::bf16:

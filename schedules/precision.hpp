@@ -46,6 +46,9 @@ std::string precision_names();
 
 // The format the linears' GEMM operands are quantized to (none for bf16).
 QuantFormat linear_format(Precision p);
+// Bytes per element of a linear's saved input: the quantized format's, or `e` (the activation
+// dtype's) for bf16.
+double saved_linear_input_bytes(Precision p, double e);
 // An amax reduction pass over each tensor before its cast (current scaling, NVFP4's per-tensor
 // scale).
 bool casts_after_amax(Precision p);

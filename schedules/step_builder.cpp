@@ -247,7 +247,6 @@ OpId StepBuilder::emit_compute(int /*pr*/, PipeWork work, int mb, int chunk,
   bool final_wgrad = false;
   if (with_wgrad) {
     final_wgrad = ++wgrad_passes_[static_cast<std::size_t>(chunk)] == shape_.microbatches;
-    last_wgrad_ = final_wgrad;
     // ZeRO-2 reduce-scatters every microbatch's gradients into the rank's shard.
     if (p_.sharding.zero == 2) final_wgrad = true;
   }

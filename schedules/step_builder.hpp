@@ -476,7 +476,6 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   std::vector<std::vector<OpId>> param_gathers_;  // [chunk][bucket], overlap_param_gather
   std::vector<int> forwards_;                     // forward passes emitted per chunk
   bool first_forward_ = false;  // the forward being emitted is its chunk's first of the step
-  bool last_wgrad_ = false;     // the weight gradients being emitted are the chunk's last
   int shard_size_ = 1;          // ranks of the shard group
   GroupId shard_group_ = 0, replicate_group_ = -1;
   std::vector<OpId> unit_gathers_;  // this pass's all-gather per unit (-1: not issued)

@@ -225,7 +225,8 @@ void StepBuilder::deepep_all_to_all(const Ctx& c, const std::string& name, bool 
 // activation; backward: dgrad (and wgrad unless split off) in reverse order. With low-precision
 // linears they run in the recipe's format as Megatron-Core's TE GroupedLinear does: the permuted
 // tokens, the activation's output and each output gradient cast (row- and column-wise) before
-// their GEMMs, the local experts' weights cast by the chunk's first forward of the step.
+// their GEMMs, the local experts' weights cast when quantize_spec says (the chunk's first forward
+// of the step; every forward under ZeRO-3 / FSDP).
 void StepBuilder::experts_pass(const Ctx& c, const std::string& pre, bool backward,
                                bool with_wgrad) {
   const std::int64_t h = m_.hidden, f = m_.moe->expert_ffn / etp_;

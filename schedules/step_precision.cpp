@@ -29,25 +29,22 @@ void StepBuilder::quantize_spec(TpLayerSpec& spec, const Ctx& c, const std::stri
   spec.fp8_weight = p_.fp8_param_gather;
   // W is cast by the chunk's first forward of the step and the copies reused by the others (TE's
   // is_first_microbatch, which Megatron sets per step). Under ZeRO-3 / FSDP the gathered weight is
-  // freed after use, so every forward casts it again, unless FSDP gathers it already quantized.
+  // freed after use, so every forward casts it again, unless FSDP gathers it already quantized
+  // (the dense linears only: quantized_unit_gather; the routed experts are cast every forward).
   if (gathers_params()) {
-    spec.cast_weight = c.phase == Phase::fwd && !fsdp_gathers_quantized(p_.precision);
+    const bool gathered_quantized = fsdp_gathers_quantized(p_.precision) && what != "experts";
+    spec.cast_weight = c.phase == Phase::fwd && !gathered_quantized;
   } else {
     spec.cast_weight = c.phase == Phase::fwd && first_forward_;
   }
 }
 
-// The routed experts (schedules/step_moe.cpp) quantize as the dense linears do, except that
-// their weights are never in FSDP's quantized all-gather (quantized_unit_gather gathers the
-// layer's dense linears): under ZeRO-3 / FSDP every forward casts them, else the first.
+// The routed experts (schedules/step_moe.cpp) quantize as the dense linears do.
 TpLayerSpec StepBuilder::expert_quant_spec(const Ctx& c) const {
   TpLayerSpec q;
   q.tensors = false;
   q.dtype = p_.dtype;
   quantize_spec(q, c, "experts");
-  if (q.quant != QuantFormat::none) {
-    q.cast_weight = c.phase == Phase::fwd && (gathers_params() || first_forward_);
-  }
   return q;
 }
 

@@ -97,7 +97,10 @@ void StepBuilder::gather_unit(const Ctx& c, int stage, int u, int step) {
 }
 
 void StepBuilder::reduce_unit(const Ctx& c, int stage, int u) {
-  if (!gathers_params() || (gathers_once() && !last_wgrad_)) return;
+  // With no_sync only the chunk's last weight gradients of the step (emit_compute has counted the
+  // pass being emitted).
+  const bool last = wgrad_passes_[static_cast<std::size_t>(c.chunk)] == shape_.microbatches;
+  if (!gathers_params() || (gathers_once() && !last)) return;
   const std::int64_t bytes = unit_params(stage, u) * 4;  // fp32 gradients
   std::vector<OpId> deps;
   if (last_compute_ >= 0) deps.push_back(last_compute_);

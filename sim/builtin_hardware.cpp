@@ -81,6 +81,12 @@ const char* const kNcclLatency =
     "and Simple with its per-protocol figures, the ring's NVLink steps at NVLink latency, NVLS "
     "at 23 us (same file, NCCL 2.19-2.21; LL128 as NCCL enables it on NVLink systems).";
 
+// A GPU's row of the MAMF table: best-shape matmul efficiency, BF16 and FP8 (0: no FP8 figure).
+struct Mamf {
+  double bf16 = kMamfA100, fp8 = 0;
+  const char* part = "A100 SXM";
+};
+
 struct Figures {
   double bf16_tflops, fp32_tflops, fp64_tflops;
   double memory_gb, memory_tbps;
@@ -92,15 +98,13 @@ struct Figures {
   int gpus_per_node = 8;                  // the NVLink domain
   int gpus_per_host = 0;                  // when the NVLink domain spans several hosts
   int sm_count = 0;                       // 0: not given
-  // Best-shape matmul efficiency (MAMF, see kMamfA100), BF16 and FP8; 0: no FP8 figure.
-  double mamf_bf16 = kMamfA100, mamf_fp8 = 0;
-  std::string mamf_part = "A100 SXM";  // the table row the figures come from
+  Mamf mamf;                              // scales the gemm curve (kMamfA100)
 };
 
 json gemm_tables(const Figures& f) {
-  json tables = {{"gemm", scaled(f.gemm, f.mamf_bf16 / kMamfA100)}};
-  if (f.mamf_fp8 > 0) {
-    tables[std::string(kGemmFp8EfficiencyKey)] = scaled(f.gemm, f.mamf_fp8 / kMamfA100);
+  json tables = {{"gemm", scaled(f.gemm, f.mamf.bf16 / kMamfA100)}};
+  if (f.mamf.fp8 > 0) {
+    tables[std::string(kGemmFp8EfficiencyKey)] = scaled(f.gemm, f.mamf.fp8 / kMamfA100);
   }
   return tables;
 }
@@ -108,10 +112,10 @@ json gemm_tables(const Figures& f) {
 json profile_json(const std::string& name, const Figures& f) {
   const json& active = f.attention_kernels.at(f.attention_kernel);
   json sources = f.sources;
-  sources["compute_efficiency.gemm"] = gemm_source(f.mamf_part, f.mamf_bf16, "BF16");
-  if (f.mamf_fp8 > 0) {
+  sources["compute_efficiency.gemm"] = gemm_source(f.mamf.part, f.mamf.bf16, "BF16");
+  if (f.mamf.fp8 > 0) {
     sources["compute_efficiency." + std::string(kGemmFp8EfficiencyKey)] =
-        gemm_source(f.mamf_part, f.mamf_fp8, "FP8");
+        gemm_source(f.mamf.part, f.mamf.fp8, "FP8");
   }
   sources["memory_efficiency"] = kMemorySource;
   sources["network.latency"] = kNcclLatency;
@@ -201,9 +205,7 @@ Figures hopper() {
       .fp8_tflops = 1979,
       .sm_count = 132,
       // MAMF table: H100 SXM BF16 794.5 of 989 TFLOP/s (80.3 %), FP8 1,402.6 of 1,979 (70.9 %).
-      .mamf_bf16 = 0.803,
-      .mamf_fp8 = 0.709,
-      .mamf_part = "H100 SXM",
+      .mamf = {0.803, 0.709, "H100 SXM"},
   };
 }
 
@@ -237,6 +239,7 @@ Figures ampere() {
             "(nccl-tests); no NVLink SHARP"},
            {"network.nic_gbps", "one 200 Gb/s HDR NIC per GPU, about 24 GB/s achieved"}},
       .sm_count = 108,
+      .mamf = {},  // the reference row: A100 SXM BF16 271.2 of 312 TFLOP/s (86.9 %), no FP8
   };
 }
 
@@ -251,18 +254,11 @@ const char* const kNvlink5Source =
 const char* const kNvls5Source =
     "NVLink SHARP (NVSwitch 5): H100's 480/450 ratio applied to 900 GB/s (derived, not measured)";
 // Blackwell's attention kernels: FlashAttention-3 / cuDNN tables as measured on H100 (no public
-// per-kernel figures on B200 yet); GEMM table as Hopper's.
-struct Mamf {
-  double bf16, fp8;
-  const char* part;
-};
-
+// per-kernel figures on B200 yet); GEMM curve as Hopper's, scaled by the part's MAMF row.
 Figures blackwell(double bf16, double fp8, double fp4, double fp64, double memory_gb,
                   double nic_gbps, const Mamf& mamf, json sources) {
   Figures f = hopper();
-  f.mamf_bf16 = mamf.bf16;
-  f.mamf_fp8 = mamf.fp8;
-  f.mamf_part = mamf.part;
+  f.mamf = mamf;
   f.bf16_tflops = bf16;
   f.fp32_tflops = bf16 / 2;  // TF32 dense = half of BF16 on every Blackwell datasheet
   f.fp64_tflops = fp64;
@@ -369,9 +365,7 @@ Figures mi300x() {
   f.attention_kernel = "fa2";
   // MAMF table: MI300X BF16 668.4 of 1,300 TFLOP/s (51.4 %, ROCm 6.3 with TunableOp); no FP8 row,
   // so FP8 GEMMs use the BF16 table.
-  f.mamf_bf16 = 0.514;
-  f.mamf_fp8 = 0;
-  f.mamf_part = "MI300X";
+  f.mamf = {0.514, 0, "MI300X"};
   f.sources = {
       {"peak_tflops",
        "AMD Instinct MI300X datasheet: dense BF16/FP16 1,307.4 TFLOP/s, FP8 2,614.9, TF32 653.7, "
@@ -437,8 +431,7 @@ const std::map<std::string, HardwareProfile, std::less<>>& builtins() {
         "NVIDIA H200 SXM datasheet: the H100 SXM5's tensor throughput (dense BF16 989, FP8 1,979 "
         "TFLOP/s; same GH100 die at 700 W)";
     // MAMF table: H200 SXM FP8 1,453.4 of 1,979 (73.4 %); BF16 "H200 is the same" as H100 SXM.
-    h200.mamf_fp8 = 0.734;
-    h200.mamf_part = "H200 SXM";
+    h200.mamf = {0.803, 0.734, "H200 SXM"};
     h200.sources["network.nvlink_bus_gbps"] =
         "H200 SXM: NVLink 4 at 900 GB/s bidirectional as H100 SXM5 (NVIDIA datasheet), so H100's "
         "measured 370 GB/s bus bandwidth";

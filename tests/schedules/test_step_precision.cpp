@@ -256,13 +256,16 @@ TEST_CASE("step precision: the MTP module quantizes its projection and layer, no
   StepPlan p = test::plan(1, 1, 2, 2, 4);
   p.precision = Precision::fp8_delayed;
   const Program prog = build_training_step(m, p, 8);
+  int head_gemms = 0;
   for (const Op& op : prog.ops) {
     const auto* k = std::get_if<KernelCall>(&op.body);
     if (op.rank == 0 && k != nullptr && k->kind == KernelKind::gemm &&
         starts_with(op.name, "mtp head")) {
       CHECK(k->quant == QuantFormat::none);
+      ++head_gemms;
     }
   }
+  CHECK(head_gemms == 3 * 2);  // forward, dgrad and wgrad GEMM, 2 microbatches
   CHECK(count_ops(prog, 0, "mtp eh proj x cast") == 2);  // once per microbatch
   // One amax per FP8 tensor (3 per linear), 4 bytes each: the dense layer's 4 linears, the MoE
   // layer's QKV, projection and 4 local experts' up and down GEMMs (10), and the MTP module's
