@@ -9,7 +9,7 @@
 namespace meshsim::test {
 
 #ifdef MESHSIM_SANITIZED
-inline constexpr int kSampleStride = 4;
+inline constexpr int kSampleStride = 8;
 #else
 inline constexpr int kSampleStride = 1;
 #endif
