@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <functional>
 #include <numeric>
 
@@ -42,7 +43,7 @@ PipelineShape plan_shape(const MemoryPlan& plan) {
 // Weights, gradients and optimizer state of a rank's parameters under the plan's ZeRO stage over
 // `shards` = dp x cp ranks (/ hsdp replicas for stages 2, 3), and the ZeRO-3 / FSDP unsharded
 // buffers of its units (schedules/sharding.hpp).
-void fill_state(StageMemory& st, const MemoryPlan& plan, std::span<const std::int64_t> units,
+void fill_state(StageMemory& st, const MemoryPlan& plan, std::span<const FsdpUnit> units,
                 double shards) {
   const ShardingPlan& sh = plan.sharding;
   const int zero = std::max(sh.zero, plan.distributed_optimizer ? 1 : 0);
@@ -53,7 +54,7 @@ void fill_state(StageMemory& st, const MemoryPlan& plan, std::span<const std::in
   st.weights = state.weights;
   st.gradients = state.gradients;
   st.optimizer = state.optimizer;
-  st.unsharded = unsharded_unit_bytes(sh, units, st.parameters, kActivationBytes);
+  st.unsharded = unsharded_unit_bytes(sh, units, kActivationBytes);
 }
 
 // StageMemory::quantized_weights: TE's row- and column-wise quantized copies of the linear
@@ -188,6 +189,22 @@ void check_memory_plan(const TransformerModel& model, const MemoryPlan& plan) {
 
 namespace {
 
+// An FSDP unit gathered in the parameter dtype (the embedding, the final norm + head, MTP modules).
+FsdpUnit whole_unit(std::int64_t params) {
+  return {params, dbl(params) * kActivationBytes};
+}
+
+// A dense layer's FSDP unit: under ZeRO-3 / FSDP with fsdp_gathers_quantized its linear weights
+// are all-gathered in the recipe's format (1 byte each for FP8), the norms in the parameter dtype,
+// as the step builder's quantized_unit_gather sends them.
+FsdpUnit dense_layer_unit(const TransformerModel& m, const MemoryPlan& plan) {
+  const std::int64_t params = layer_parameters_tp(m, plan.tp);
+  if (plan.sharding.zero < 3 || !fsdp_gathers_quantized(plan.precision)) return whole_unit(params);
+  const std::int64_t linear = layer_linear_parameters_tp(m, plan.tp);
+  return {params, dbl(params - linear) * kActivationBytes +
+                      std::round(dbl(linear) * quant_element_bytes(linear_format(plan.precision)))};
+}
+
 // What every pipeline rank's estimate shares.
 struct StageContext {
   const TransformerModel& model;
@@ -199,6 +216,8 @@ struct StageContext {
   const std::vector<std::vector<PipeAction>>* orders = nullptr;
   ActivationTerms terms{};
   std::int64_t layer_params = 0;
+  FsdpUnit
+      layer_unit{};  // a dense layer's FSDP unit (gathered in FP8 under fsdp_gathers_quantized)
   ParameterCount full{};
   std::int64_t word_embedding = 0, positions = 0;
   double optimizer_shards = 1;  // the ranks holding the same parameters (dp x cp); ZeRO shards
@@ -216,14 +235,14 @@ struct ChunkActivations {
 // final norm and head are added by stage_memory), and their activations, as stored and whole
 // (without recompute).
 ChunkActivations stage_chunks(const StageContext& x, StageMemory& st,
-                              std::vector<std::int64_t>& units) {
+                              std::vector<FsdpUnit>& units) {
   ChunkActivations out;
   for (int c = 0; c < x.chunks; ++c) {
     const int g = global_stage(x.shape, st.rank, c);
     const auto gi = static_cast<std::size_t>(g);
     const int layers = x.split.layers[gi];
     st.chunk_layers.push_back(layers);
-    units.insert(units.end(), static_cast<std::size_t>(layers), x.layer_params);
+    units.insert(units.end(), static_cast<std::size_t>(layers), x.layer_unit);
     st.parameters += layers * x.layer_params;
     double chunk = layers * x.terms.layer_stored, chunk_whole = layers * x.terms.layer_none;
     for (int l = x.first_layer[gi]; x.model.moe && l < x.first_layer[gi + 1]; ++l) {
@@ -311,7 +330,7 @@ double peak_held(const HeldOrder& o, const ChunkActivations& sizes) {
 // The MTP modules on the last stage (schedules/step_mtp.cpp), each its own FSDP unit: enorm,
 // hnorm and its final norm (h each), the 2h x h projection / t and its layer (an MoE layer's
 // local experts counted as experts).
-void add_mtp_parameters(const StageContext& x, StageMemory& st, std::vector<std::int64_t>& units) {
+void add_mtp_parameters(const StageContext& x, StageMemory& st, std::vector<FsdpUnit>& units) {
   const std::int64_t h = x.model.hidden;
   for (int k = 0; k < x.model.mtp_layers; ++k) {
     std::int64_t n = 3 * h + 2 * h * h / x.plan.tp;
@@ -322,7 +341,7 @@ void add_mtp_parameters(const StageContext& x, StageMemory& st, std::vector<std:
       n += x.layer_params;
     }
     st.parameters += n;
-    units.push_back(n);
+    units.push_back(whole_unit(n));
   }
 }
 
@@ -331,11 +350,11 @@ StageMemory stage_memory(const StageContext& x, int rank, int inflight) {
   StageMemory st;
   st.rank = rank;
   st.inflight = inflight;
-  std::vector<std::int64_t> units;  // FSDP units: embedding, each layer, final norm + head
+  std::vector<FsdpUnit> units;  // FSDP units: embedding, each layer, final norm + head
   const ChunkActivations chunks = stage_chunks(x, st, units);
   if (st.embedding) {
     st.parameters += x.word_embedding + x.positions;
-    units.push_back(x.word_embedding + x.positions);
+    units.push_back(whole_unit(x.word_embedding + x.positions));
   }
   if (st.output_head) {
     const std::int64_t before = st.parameters;
@@ -343,7 +362,7 @@ StageMemory stage_memory(const StageContext& x, int rank, int inflight) {
     // Untied: the head's shard. Tied: Megatron keeps a copy of the word embeddings on the last
     // stage when it is not also the first.
     if (!x.model.tied_embeddings || !st.embedding) st.parameters += x.word_embedding;
-    units.push_back(st.parameters - before);
+    units.push_back(whole_unit(st.parameters - before));
     add_mtp_parameters(x, st, units);
   }
   fill_state(st, plan, units, x.optimizer_shards);
@@ -407,6 +426,7 @@ MemoryEstimate estimate(const TransformerModel& model, const MemoryPlan& plan,
   x.orders = orders;
   x.terms = activation_terms(model, plan);
   x.layer_params = layer_parameters_tp(model, t);
+  x.layer_unit = dense_layer_unit(model, plan);
   x.full = count_parameters(model);
   x.word_embedding = (model.vocab + t - 1) / t * model.hidden;  // vocabulary-parallel, ceil(V / t)
   x.positions = x.full.embedding - model.vocab * model.hidden;  // replicated

@@ -1,8 +1,6 @@
 #include "schedules/sharding.hpp"
 
 #include <algorithm>
-#include <functional>
-#include <vector>
 
 #include <fmt/format.h>
 
@@ -62,18 +60,26 @@ ShardedBytes sharded_state(double params, int zero, double shards, const Paramet
   return out;
 }
 
-double unsharded_unit_bytes(const ShardingPlan& s, std::span<const std::int64_t> units,
-                            std::int64_t rank_params, double e) {
+double unsharded_unit_bytes(const ShardingPlan& s, std::span<const FsdpUnit> units, double e) {
   if (!shards_parameters(s) || units.empty()) return 0;
-  std::vector<std::int64_t> sorted(units.begin(), units.end());
-  std::sort(sorted.begin(), sorted.end(), std::greater<>());
-  const double largest = static_cast<double>(sorted[0]);
-  const double second = sorted.size() > 1 ? static_cast<double>(sorted[1]) : 0.0;
-  if (gathers_once_per_step(s)) return static_cast<double>(rank_params) * (e + 4) + largest * e;
+  // The two largest gathered units, the largest unit's parameters, and the sums.
+  double first = 0, second = 0, gathered = 0, rank_params = 0, largest = 0;
+  for (const FsdpUnit& u : units) {
+    gathered += u.gathered_bytes;
+    rank_params += static_cast<double>(u.params);
+    largest = std::max(largest, static_cast<double>(u.params));
+    if (u.gathered_bytes > first) {
+      second = first;
+      first = u.gathered_bytes;
+    } else {
+      second = std::max(second, u.gathered_bytes);
+    }
+  }
+  if (gathers_once_per_step(s)) return gathered + rank_params * 4 + largest * e;
   // The unit's unsharded gradient (parameter dtype) and its fp32 reduce-scatter input.
   const double gradient_buffers = largest * (e + 4);
-  if (!s.reshard_after_forward) return static_cast<double>(rank_params) * e + gradient_buffers;
-  return (largest + second) * e + gradient_buffers;
+  if (!s.reshard_after_forward) return gathered + gradient_buffers;
+  return first + second + gradient_buffers;
 }
 
 }  // namespace meshsim

@@ -24,6 +24,8 @@
 // (e bytes each), the next unit's all-gather prefetched meanwhile, so two units are unsharded at
 // a time; in the backward the same, plus the unit's unsharded gradient in the parameter dtype (e)
 // and its fp32 reduce-scatter input (4). Peak: the two largest units x e + the largest x (e + 4).
+// Gathered in FP8 (torchtitan's enable_fsdp_float8_all_gather) a unit's linear weights take 1 byte
+// each instead of e; its gradients stay e and fp32.
 // With reshard_after_forward false, a unit gathered for a forward stays unsharded until that
 // microbatch's backward; with microbatches in flight on every layer (any pipeline schedule) the
 // rank's whole share stays unsharded: its parameters x e + the largest unit x (e + 4).
@@ -86,9 +88,17 @@ inline ShardedBytes sharded_bytes_per_parameter(int zero, double shards,
 // FSDP2's per-parameter sizes (fp32 parameter shard, fp32 gradient shard, Adam's m and v).
 inline constexpr ParameterBytes kFsdp2Bytes{4, 4, 8};
 
-// ZeRO-3 / FSDP unsharded buffers of one rank (see the top): `units` the parameters of each FSDP
-// unit the rank holds, `rank_params` their sum, e the parameter dtype's bytes.
-double unsharded_unit_bytes(const ShardingPlan& s, std::span<const std::int64_t> units,
-                            std::int64_t rank_params, double e);
+// One FSDP unit of a rank: its parameters, and the bytes its all-gather leaves unsharded: its
+// parameters x e, or with torchtitan's FP8 all-gather (fsdp_gathers_quantized) 1 byte per linear
+// weight and e per other parameter (norms).
+struct FsdpUnit {
+  std::int64_t params = 0;
+  double gathered_bytes = 0;
+};
+
+// ZeRO-3 / FSDP unsharded buffers of one rank (see the top) for the units it holds, e the
+// parameter dtype's bytes: the gathered parameters as each unit's gathered_bytes, the gradients
+// by its parameters (in e, and in fp32 for the reduce-scatter or the no_sync accumulation).
+double unsharded_unit_bytes(const ShardingPlan& s, std::span<const FsdpUnit> units, double e);
 
 }  // namespace meshsim

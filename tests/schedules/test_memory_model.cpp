@@ -310,6 +310,32 @@ TEST_CASE("memory model: torchtitan's selective-op recompute and FSDP2 state (ll
   CHECK(st.unsharded == doctest::Approx((525'340'672.0 + 525'336'576.0) * 2 + 525'340'672.0 * 6));
 }
 
+TEST_CASE("memory model: FSDP's FP8 all-gather keeps a layer's linear weights at 1 byte each") {
+  // llama3-8b on 8 GPUs, FSDP without resharding after forward: every unit of the rank stays
+  // gathered. A layer: linear weights 2 · 4096² + 2 · 4096 · 1024 + 3 · 4096 · 14336 =
+  // 218,103,808 and two RMSNorm weights 8,192. The embedding (525,336,576) and the final norm +
+  // head (525,340,672) are gathered in bf16 in both cases.
+  const TransformerModel m = *builtin_model("llama3-8b");
+  MemoryPlan p;
+  p.dp = 8;
+  p.seq = 8192;
+  p.sharding.zero = 3;
+  p.sharding.fsdp = true;
+  p.sharding.reshard_after_forward = false;
+  const double ends = (525'336'576.0 + 525'340'672.0) * 2;
+  const double gradients = 525'340'672.0 * 6;  // the largest unit's bf16 gradient + fp32 input
+  const double bf16 = estimate_memory(m, p, with_memory(96e9)).stages.at(0).unsharded;
+  CHECK(bf16 == doctest::Approx(ends + 32 * (218'103'808.0 + 8'192.0) * 2 + gradients));
+  // fp8-current (torchtitan's enable_fsdp_float8_all_gather): 1 byte per linear weight.
+  p.precision = Precision::fp8_current;
+  const double fp8 = estimate_memory(m, p, with_memory(96e9)).stages.at(0).unsharded;
+  CHECK(fp8 == doctest::Approx(ends + 32 * (218'103'808.0 + 8'192.0 * 2) + gradients));
+  // Only fp8-current is gathered in FP8 (fsdp_gathers_quantized: torchao's tensorwise dynamic
+  // scaling); delayed scaling gathers bf16.
+  p.precision = Precision::fp8_delayed;
+  CHECK(estimate_memory(m, p, with_memory(96e9)).stages.at(0).unsharded == doctest::Approx(bf16));
+}
+
 TEST_CASE("memory model: FP8 linears save their inputs in FP8 and keep FP8 weight copies") {
   // llama3-8b, tp 2 with SP, mbs 1, seq 4096, no recompute. s b = 4096, h = 4096, f = 14336,
   // e = 2, q = 1 (per-tensor FP8). Per layer the QKV and MLP-up inputs (whole / sp = / 2) lose

@@ -30,21 +30,37 @@ TEST_CASE("sharding: ZeRO bytes per parameter follow the ZeRO paper's formulas")
 }
 
 TEST_CASE("sharding: unsharded unit buffers of ZeRO-3 / FSDP") {
-  const std::vector<std::int64_t> units = {10, 30, 20};
+  // Units of 10, 30 and 20 parameters gathered in the parameter dtype (e = 2).
+  const std::vector<FsdpUnit> units = {{10, 20}, {30, 60}, {20, 40}};
   ShardingPlan s;
   s.zero = 3;
   // Two largest units gathered (30 + 20) x e, the largest's gradient in e plus its fp32
   // reduce-scatter input: 30 x (2 + 4).
-  CHECK(unsharded_unit_bytes(s, units, 60, 2) == doctest::Approx(50 * 2 + 30 * 6));
+  CHECK(unsharded_unit_bytes(s, units, 2) == doctest::Approx(50 * 2 + 30 * 6));
   // no_sync: all 60 parameters stay gathered for the step (x e) and every gradient is accumulated
   // unsharded in fp32 (x 4), plus the largest unit's gradient before its upcast (x e).
   s.no_sync = true;
-  CHECK(unsharded_unit_bytes(s, units, 60, 2) == doctest::Approx(60 * (2 + 4) + 30 * 2));
+  CHECK(unsharded_unit_bytes(s, units, 2) == doctest::Approx(60 * (2 + 4) + 30 * 2));
   s.no_sync = false;
   s.reshard_after_forward = false;  // all 60 parameters stay gathered
-  CHECK(unsharded_unit_bytes(s, units, 60, 2) == doctest::Approx(60 * 2 + 30 * 6));
+  CHECK(unsharded_unit_bytes(s, units, 2) == doctest::Approx(60 * 2 + 30 * 6));
   s.zero = 2;  // parameters not sharded: nothing gathered
-  CHECK(unsharded_unit_bytes(s, units, 60, 2) == 0);
+  CHECK(unsharded_unit_bytes(s, units, 2) == 0);
+}
+
+TEST_CASE("sharding: units gathered in FP8 hold 1 byte per linear weight, their gradients e + 4") {
+  // A 30-parameter unit of which 28 are linear weights gathered in FP8: 28 x 1 + 2 x 2 = 32 bytes;
+  // a 20-parameter unit gathered in e: 40 bytes; a 10-parameter one in FP8 (8 linear): 12.
+  const std::vector<FsdpUnit> units = {{10, 12}, {30, 32}, {20, 40}};
+  ShardingPlan s;
+  s.zero = 3;
+  // The two largest gathered buffers (40 + 32), the largest unit's gradient by its 30 parameters.
+  CHECK(unsharded_unit_bytes(s, units, 2) == doctest::Approx(40 + 32 + 30 * (2 + 4)));
+  s.no_sync = true;  // all gathered (84 bytes), 60 fp32 gradients, the largest's in e
+  CHECK(unsharded_unit_bytes(s, units, 2) == doctest::Approx(84 + 60 * 4 + 30 * 2));
+  s.no_sync = false;
+  s.reshard_after_forward = false;
+  CHECK(unsharded_unit_bytes(s, units, 2) == doctest::Approx(84 + 30 * 6));
 }
 
 TEST_CASE("sharding: bad plans name the field") {
