@@ -194,13 +194,12 @@ FsdpUnit whole_unit(std::int64_t params) {
   return {params, dbl(params) * kActivationBytes};
 }
 
-// A dense layer's FSDP unit: under ZeRO-3 / FSDP with fsdp_gathers_quantized its linear weights
-// are all-gathered in the recipe's format (1 byte each for FP8), the norms in the parameter dtype,
-// as the step builder's quantized_unit_gather sends them.
-FsdpUnit dense_layer_unit(const TransformerModel& m, const MemoryPlan& plan) {
-  const std::int64_t params = layer_parameters_tp(m, plan.tp);
+// A layer's FSDP unit of `params` parameters of which `linear` linear weights: under ZeRO-3 / FSDP
+// with fsdp_gathers_quantized those are all-gathered in the recipe's format (1 byte each for FP8),
+// the rest (norms, a router) in the parameter dtype, as the step builder's quantized_unit_gather
+// sends them.
+FsdpUnit layer_unit(const MemoryPlan& plan, std::int64_t params, std::int64_t linear) {
   if (plan.sharding.zero < 3 || !fsdp_gathers_quantized(plan.precision)) return whole_unit(params);
-  const std::int64_t linear = layer_linear_parameters_tp(m, plan.tp);
   return {params, dbl(params - linear) * kActivationBytes +
                       std::round(dbl(linear) * quant_element_bytes(linear_format(plan.precision)))};
 }
@@ -216,8 +215,9 @@ struct StageContext {
   const std::vector<std::vector<PipeAction>>* orders = nullptr;
   ActivationTerms terms{};
   std::int64_t layer_params = 0;
-  FsdpUnit
-      layer_unit{};  // a dense layer's FSDP unit (gathered in FP8 under fsdp_gathers_quantized)
+  // A dense layer's FSDP unit (gathered in FP8 under fsdp_gathers_quantized), and an MoE layer's
+  // without its routed experts (their own unit).
+  FsdpUnit layer_unit{}, moe_layer_unit{};
   ParameterCount full{};
   std::int64_t word_embedding = 0, positions = 0;
   double optimizer_shards = 1;  // the ranks holding the same parameters (dp x cp); ZeRO shards
@@ -242,11 +242,17 @@ ChunkActivations stage_chunks(const StageContext& x, StageMemory& st,
     const auto gi = static_cast<std::size_t>(g);
     const int layers = x.split.layers[gi];
     st.chunk_layers.push_back(layers);
-    units.insert(units.end(), static_cast<std::size_t>(layers), x.layer_unit);
     st.parameters += layers * x.layer_params;
     double chunk = layers * x.terms.layer_stored, chunk_whole = layers * x.terms.layer_none;
-    for (int l = x.first_layer[gi]; x.model.moe && l < x.first_layer[gi + 1]; ++l) {
-      if (!is_moe_layer(x.model, l)) continue;
+    for (int l = x.first_layer[gi]; l < x.first_layer[gi + 1]; ++l) {
+      if (!x.model.moe || !is_moe_layer(x.model, l)) {
+        units.push_back(x.layer_unit);
+        continue;
+      }
+      // The layer without its routed experts, and the experts as their own unit (torchtitan's
+      // apply_fsdp shards them over the expert-data-parallel mesh), gathered in bf16.
+      units.push_back(x.moe_layer_unit);
+      units.push_back(whole_unit(x.moe.expert_params));
       st.parameters += x.moe.moe_layer_params - x.layer_params + x.moe.expert_params;
       st.expert_parameters += x.moe.expert_params;
       ++st.moe_layers;
@@ -345,6 +351,29 @@ void add_mtp_parameters(const StageContext& x, StageMemory& st, std::vector<Fsdp
   }
 }
 
+// The routed experts' state shards over the expert-data-parallel group instead of fill_state's
+// dp x cp: the optimizer state with the distributed optimizer (Megatron-Core), and under ZeRO-2 /
+// ZeRO-3 / FSDP every part fill_state shards (torchtitan's apply_fsdp shards the experts over the
+// dp_mod_ep mesh; HSDP's replication is applied to the dense part only).
+void shard_experts(StageMemory& st, const MemoryPlan& plan, const StageContext& x) {
+  const double experts = dbl(st.expert_parameters);
+  const ShardingPlan& sh = plan.sharding;
+  if (sh.zero < 2) {
+    st.optimizer +=
+        experts * plan.optimizer_bytes *
+        (plan.distributed_optimizer ? 1.0 / x.moe.expert_data_parallel - 1.0 / x.optimizer_shards
+                                    : 0.0);
+    return;
+  }
+  const ParameterBytes b =
+      sh.fsdp ? kFsdp2Bytes
+              : ParameterBytes{plan.param_bytes, plan.grad_bytes, plan.optimizer_bytes};
+  const double delta = 1.0 / x.moe.expert_data_parallel - sh.replicate / x.optimizer_shards;
+  st.optimizer += experts * b.optimizer * delta;
+  st.gradients += experts * b.grad * delta;
+  if (sh.zero >= 3) st.weights += experts * b.param * delta;
+}
+
 StageMemory stage_memory(const StageContext& x, int rank, int inflight) {
   const MemoryPlan& plan = x.plan;
   StageMemory st;
@@ -377,12 +406,7 @@ StageMemory stage_memory(const StageContext& x, int rank, int inflight) {
     st.quantized_weights -= linear * q;
   }
   if (st.expert_parameters > 0) {
-    // The experts' optimizer state shards over the expert-data-parallel group instead.
-    const double experts = dbl(st.expert_parameters);
-    st.optimizer +=
-        experts * plan.optimizer_bytes *
-        (plan.distributed_optimizer ? 1.0 / x.moe.expert_data_parallel - 1.0 / x.optimizer_shards
-                                    : 0.0);
+    shard_experts(st, plan, x);
     st.moe_buffers = x.moe.dispatch_buffers;
   }
   const int whole = plan.recompute != Recompute::none && plan.whole_microbatches
@@ -426,12 +450,13 @@ MemoryEstimate estimate(const TransformerModel& model, const MemoryPlan& plan,
   x.orders = orders;
   x.terms = activation_terms(model, plan);
   x.layer_params = layer_parameters_tp(model, t);
-  x.layer_unit = dense_layer_unit(model, plan);
+  x.layer_unit = layer_unit(plan, x.layer_params, layer_linear_parameters_tp(model, t));
   x.full = count_parameters(model);
   x.word_embedding = (model.vocab + t - 1) / t * model.hidden;  // vocabulary-parallel, ceil(V / t)
   x.positions = x.full.embedding - model.vocab * model.hidden;  // replicated
   x.optimizer_shards = static_cast<double>(plan.dp) * plan.cp;
   x.moe = moe_memory(model, plan);
+  x.moe_layer_unit = layer_unit(plan, x.moe.moe_layer_params, x.moe.moe_linear_params);
   x.first_layer.push_back(0);
   for (const int l : est.split.layers) x.first_layer.push_back(x.first_layer.back() + l);
   est.capacity_bytes = hardware.memory_bytes;

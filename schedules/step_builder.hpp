@@ -335,6 +335,10 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   std::int64_t layer_params(int layer) const {
     return is_moe_layer(m_, layer) ? moe_layer_params_ : layer_params_;
   }
+  // Of those, the linear weights (an MoE layer's attention and shared-expert linears).
+  std::int64_t layer_linear_params(int layer) const {
+    return is_moe_layer(m_, layer) ? moe_layer_linear_params_ : layer_linear_params_;
+  }
   std::int64_t expert_params(int layer) const {
     return is_moe_layer(m_, layer) ? expert_layer_params_ : 0;
   }
@@ -372,7 +376,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   // Whether FSDP all-gathers unit u (a layer) with its linear weights quantized, and that gather:
   // the cast of the rank's shard on the gather stream; returns the all-gather's bytes.
   bool gathers_quantized_unit(int stage, int u) const;
-  std::int64_t quantized_unit_gather(const Ctx& c, int u);
+  std::int64_t quantized_unit_gather(const Ctx& c, int stage, int u);
   // torchtitan's per-step amax of the FP8 weights for the next step's quantized all-gathers.
   void precompute_fsdp_scales();
 
@@ -392,7 +396,13 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   int unit_count(int stage) const;
   int layer_unit(int stage, int layer) const;
   int head_unit(int stage) const { return unit_count(stage) - 1; }
+  // The model layer of unit u (-1: the embedding or the head unit).
+  int unit_layer(int stage, int u) const;
+  // A unit's parameters without an MoE layer's routed experts: torchtitan wraps those in their own
+  // FSDP unit over the expert-data-parallel group (apply_fsdp's dp_mod_ep mesh), gathered and
+  // reduce-scattered beside the layer's (unit_experts).
   std::int64_t unit_params(int stage, int u) const;
+  std::int64_t unit_experts(int stage, int u) const;
   // A forward or backward of one (microbatch, chunk) starts: no unit gathered yet.
   void begin_unit_pass(int stage);
   // Before unit u's compute: waits for its parameter all-gather (issued now unless prefetched)
@@ -484,7 +494,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   int ep_ = 1, etp_ = 1, edp_size_ = 1;
   StreamId ep_comm_ = 0;
   GroupId ep_group_ = 0, etp_group_ = 0, edp_group_ = 0, ep_etp_group_ = 0;
-  std::int64_t moe_layer_params_ = 0, expert_layer_params_ = 0, dispatch_bytes_ = 0;
+  std::int64_t moe_layer_params_ = 0, moe_layer_linear_params_ = 0, expert_layer_params_ = 0,
+               dispatch_bytes_ = 0;
   std::int64_t gathered_bytes_ = 0;  // the ETP all-gather of the received token copies
   // flex: NVLink all-to-all over the node's EP ranks (the whole EP group on one node) and, over
   // nodes, the RDMA all-to-all among the EP ranks of this local index (rdma_group_ 0: one node).

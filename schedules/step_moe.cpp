@@ -56,6 +56,7 @@ void StepBuilder::moe_setup() {
       moe.shared_experts * (m_.gated_mlp ? 3 : 2) * m_.hidden * moe.shared_ffn;
   const std::int64_t router = m_.hidden * moe.experts;
   moe_layer_params_ = (pc.attention + shared) / t_ + router + pc.norms;
+  moe_layer_linear_params_ = (pc.attention + shared) / t_;
   expert_layer_params_ = moe.experts / ep_ * pc.routed_expert / etp_;
   dispatch_bytes_ = local_tokens_ * moe.top_k * m_.hidden * e_;
 }
@@ -469,7 +470,8 @@ void StepBuilder::mla_up_wgrad(const Ctx& c) {
 }
 
 void StepBuilder::reduce_expert_grads(int stage, int mb, int chunk) {
-  if (!m_.moe || edp_size_ <= 1) return;
+  // Under ZeRO-3 / FSDP each layer's experts are reduce-scattered with its unit (reduce_unit).
+  if (!m_.moe || edp_size_ <= 1 || gathers_params()) return;
   std::int64_t params = 0;
   for (int l = first_layer(stage); l < first_layer(stage) + layer_count(stage); ++l) {
     params += expert_params(l);

@@ -118,17 +118,18 @@ bool StepBuilder::gathers_quantized_unit(int stage, int u) const {
 // scaling): each rank casts its shard of the layer's linear weights to FP8 (read the fp32 sharded
 // parameter FSDP2 keeps, write one FP8 copy) on the all-gather stream, then the unit all-gathers 1
 // byte per linear parameter and the parameter dtype for the rest (norms).
-std::int64_t StepBuilder::quantized_unit_gather(const Ctx& c, int u) {
+std::int64_t StepBuilder::quantized_unit_gather(const Ctx& c, int stage, int u) {
   const double q = quant_element_bytes(linear_format(p_.precision));
-  const std::int64_t shard = (layer_linear_params_ + shard_size_ - 1) / shard_size_;
+  const int l = unit_layer(stage, u);
+  const std::int64_t linear = layer_linear_params(l);
+  const std::int64_t shard = (linear + shard_size_ - 1) / shard_size_;
   std::vector<OpId> deps;
   if (last_compute_ >= 0) deps.push_back(last_compute_);
   KernelCall cast{KernelKind::copy, DType::fp32, VectorShape{shard, 2}, {}, {}};
   cast.quant = linear_format(p_.precision);
   builder_.add(rank_, gather_comm_, fmt::format("fsdp fp8 cast c{} unit {}", c.chunk, u),
                OpLabels{c.phase, c.layer, c.mb, -1, c.chunk}, std::move(cast), std::move(deps));
-  return (layer_params_ - layer_linear_params_) * e_ +
-         std::llround(static_cast<double>(layer_linear_params_) * q);
+  return (layer_params(l) - linear) * e_ + std::llround(static_cast<double>(linear) * q);
 }
 
 // torchtitan's precompute_float8_dynamic_scale_for_fsdp after the optimizer step: the amax of
@@ -138,13 +139,15 @@ void StepBuilder::precompute_fsdp_scales() {
   if (!gathers_params() || !fsdp_gathers_quantized(p_.precision)) return;
   const std::int64_t layers = rank_layers();
   if (layers == 0) return;
-  const KernelCall amax{
-      KernelKind::elementwise,
-      DType::fp32,
-      VectorShape{layers * ((layer_linear_params_ + shard_size_ - 1) / shard_size_), 1},
-      {},
-      {},
-      ElementwiseFn::none};
+  std::int64_t shard = 0;  // the rank's shard of its layers' linear weights
+  for (int c = 0; c < v_; ++c) {
+    const int stage = gs(pr_, c);
+    for (int l = first_layer(stage); l < first_layer(stage) + layer_count(stage); ++l) {
+      shard += (layer_linear_params(l) + shard_size_ - 1) / shard_size_;
+    }
+  }
+  const KernelCall amax{KernelKind::elementwise, DType::fp32, VectorShape{shard, 1}, {}, {},
+                        ElementwiseFn::none};
   last_compute_ = builder_.add(rank_, compute_, "fp8 weight amax",
                                OpLabels{Phase::optimizer, -1, -1, -1, -1}, amax, take_waits());
   CollectiveCall call{CollectiveKind::all_reduce, shard_group_, layers * kLinearsPerLayer * 4,

@@ -16,6 +16,11 @@
 // set_requires_gradient_sync(False) on every backward, the reduction after the last): a unit is
 // all-gathered by the chunk's first forward of the step only and stays gathered, and its fp32
 // gradients are reduce-scattered once, after the chunk's last weight gradients.
+// MoE layers: as torchtitan's apply_fsdp (fully_shard(block.moe.experts, mesh=dp_mod_ep) before
+// fully_shard(block)), the routed experts are a unit of their own over the expert-data-parallel
+// group, all-gathered right after the layer's unit (in bf16, also under FP8) and reduce-scattered
+// after it; the layer's unit holds its attention, router, shared experts and norms. Under HSDP
+// the experts are not all-reduced across replicas (not modelled).
 #include "schedules/step_builder.hpp"
 
 namespace meshsim::step_detail {
@@ -58,10 +63,20 @@ int StepBuilder::layer_unit(int stage, int layer) const {
   return (stage == 0 ? 1 : 0) + layer - first_layer(stage);
 }
 
+int StepBuilder::unit_layer(int stage, int u) const {
+  if ((stage == 0 && u == 0) || (stage + 1 == stages_ && u == head_unit(stage))) return -1;
+  return first_layer(stage) + u - (stage == 0 ? 1 : 0);
+}
+
 std::int64_t StepBuilder::unit_params(int stage, int u) const {
   if (stage == 0 && u == 0) return embedding_params_;
   if (stage + 1 == stages_ && u == head_unit(stage)) return head_params_;
-  return layer_params_;
+  return layer_params(unit_layer(stage, u));
+}
+
+std::int64_t StepBuilder::unit_experts(int stage, int u) const {
+  const int l = unit_layer(stage, u);
+  return l < 0 ? 0 : expert_params(l);
 }
 
 void StepBuilder::begin_unit_pass(int stage) {
@@ -74,11 +89,23 @@ void StepBuilder::begin_unit_pass(int stage) {
 OpId StepBuilder::issue_gather(const Ctx& c, int stage, int u) {
   std::vector<OpId> deps;
   if (last_compute_ >= 0) deps.push_back(last_compute_);
-  const std::int64_t bytes =
-      gathers_quantized_unit(stage, u) ? quantized_unit_gather(c, u) : unit_params(stage, u) * e_;
+  const std::int64_t bytes = gathers_quantized_unit(stage, u) ? quantized_unit_gather(c, stage, u)
+                                                              : unit_params(stage, u) * e_;
+  const OpLabels labels{c.phase, c.layer, c.mb, -1, c.chunk};
   const CollectiveCall call{CollectiveKind::all_gather, shard_group_, bytes, p_.dtype};
-  return builder_.add(rank_, gather_comm_, fmt::format("fsdp all-gather c{} unit {}", c.chunk, u),
-                      OpLabels{c.phase, c.layer, c.mb, -1, c.chunk}, call, std::move(deps));
+  OpId gathered =
+      builder_.add(rank_, gather_comm_, fmt::format("fsdp all-gather c{} unit {}", c.chunk, u),
+                   labels, call, std::move(deps));
+  const std::int64_t experts = unit_experts(stage, u);
+  if (experts > 0 && edp_size_ > 1) {
+    // The layer's routed experts, their own unit over the expert-data-parallel group, in the
+    // parameter dtype (not in FSDP's FP8 all-gather), next on the same stream.
+    const CollectiveCall e{CollectiveKind::all_gather, edp_group_, experts * e_, p_.dtype};
+    gathered =
+        builder_.add(rank_, gather_comm_,
+                     fmt::format("fsdp expert all-gather c{} unit {}", c.chunk, u), labels, e, {});
+  }
+  return gathered;
 }
 
 void StepBuilder::gather_unit(const Ctx& c, int stage, int u, int step) {
@@ -110,6 +137,14 @@ void StepBuilder::reduce_unit(const Ctx& c, int stage, int u) {
       CollectiveCall{CollectiveKind::reduce_scatter, shard_group_, bytes, DType::fp32},
       std::move(deps));
   dp_ops_.push_back(rs);
+  const std::int64_t experts = unit_experts(stage, u);
+  if (experts > 0 && edp_size_ > 1) {
+    dp_ops_.push_back(builder_.add(
+        rank_, dp_comm_, fmt::format("fsdp expert grad reduce-scatter c{} unit {}", c.chunk, u),
+        labels,
+        CollectiveCall{CollectiveKind::reduce_scatter, edp_group_, experts * 4, DType::fp32},
+        {rs}));
+  }
   if (replicate_group_ < 0) return;
   const std::int64_t shard = (bytes / 4 + shard_size_ - 1) / shard_size_ * 4;
   dp_ops_.push_back(builder_.add(

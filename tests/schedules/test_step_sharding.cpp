@@ -7,6 +7,7 @@
 #include "sim/hardware_profile.hpp"
 #include "sim/run.hpp"
 #include "tests/schedules/tiny_models.hpp"
+#include "tests/schedules/tiny_moe.hpp"
 
 using namespace meshsim;
 
@@ -123,6 +124,60 @@ TEST_CASE("step sharding: folded and unfolded FSDP / HSDP steps take the same ti
       CHECK(folded > 0);
     }
   }
+}
+
+TEST_CASE("step sharding: an MoE layer's routed experts are their own FSDP unit over edp") {
+  // torchtitan's apply_fsdp: fully_shard(block.moe.experts, mesh=dp_mod_ep) before
+  // fully_shard(block). tiny_moe(3): layer 0 dense, layers 1 and 2 MoE with 8 experts; ep 2 over
+  // dp 4 leaves edp = 4 / 2 = 2 and 4 local experts per rank. m = 8 / 4 = 2 microbatches.
+  const TransformerModel m = test::tiny_moe(3);
+  const HardwareProfile hw = load_hardware("h100-sxm");
+  StepPlan p = fsdp_plan(1, 4, 8);
+  p.moe.ep = 2;
+  const ParameterCount pc = count_parameters(m);
+  const std::int64_t experts = 4 * pc.routed_expert;  // per MoE layer on a rank
+  // The MoE layer's own unit: attention, router (h x 8) and norms; no dense MLP.
+  const std::int64_t block = pc.attention + m.hidden * 8 + pc.norms;
+  const Program prog = build_training_step(m, p, hw.gpus_per_node);
+  int expert_gathers = 0, expert_reductions = 0, megatron_expert_reductions = 0, block_gathers = 0;
+  for (const Op& op : prog.ops) {
+    if (op.rank != 0) continue;
+    const auto* coll = std::get_if<CollectiveCall>(&op.body);
+    if (coll == nullptr) continue;
+    const std::string& dim = prog.groups[static_cast<std::size_t>(coll->group)].dim;
+    if (op.name.rfind("fsdp expert all-gather", 0) == 0) {
+      ++expert_gathers;
+      CHECK(dim == "edp");
+      CHECK(coll->bytes == experts * 2);  // bf16
+    } else if (op.name.rfind("fsdp expert grad reduce-scatter", 0) == 0) {
+      ++expert_reductions;
+      CHECK(dim == "edp");
+      CHECK(coll->bytes == experts * 4);  // fp32 gradients
+    } else if (op.name.rfind("expert grad", 0) == 0) {
+      ++megatron_expert_reductions;
+    } else if (op.name.rfind("fsdp all-gather c0 unit 2", 0) == 0) {  // layer 1 (unit 0: embedding)
+      ++block_gathers;
+      CHECK(coll->bytes == block * 2);
+    }
+  }
+  // 2 MoE layers x (forward + backward) x 2 microbatches; one reduction per layer and microbatch.
+  CHECK(expert_gathers == 2 * 2 * 2);
+  CHECK(expert_reductions == 2 * 2);
+  CHECK(megatron_expert_reductions == 0);
+  CHECK(block_gathers == 2 * 2);
+  // Folded as the dense units are: the same step time unfolded.
+  const Nanos folded = step_time(m, p, hw);
+  p.fold_dp = false;
+  CHECK(step_time(m, p, hw) == folded);
+  // Memory: FSDP2's 4 + 4 + 8 bytes per parameter, the experts' over edp = 2, the rest over 4.
+  const MemoryEstimate est = estimate_memory(m, memory_plan(p), hw);
+  const StageMemory& st = est.stages.at(0);
+  const double dense = static_cast<double>(st.parameters - st.expert_parameters);
+  const double routed = static_cast<double>(st.expert_parameters);
+  CHECK(routed == static_cast<double>(2 * experts));
+  CHECK(st.weights == doctest::Approx(4 * dense / 4 + 4 * routed / 2));
+  CHECK(st.gradients == doctest::Approx(4 * dense / 4 + 4 * routed / 2));
+  CHECK(st.optimizer == doctest::Approx(8 * dense / 4 + 8 * routed / 2));
 }
 
 TEST_CASE("step sharding: ZeRO-2 reduce-scatters every microbatch, ZeRO-1 once") {
