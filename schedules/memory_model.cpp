@@ -82,14 +82,15 @@ double quantized_weight_bytes(const TransformerModel& m, const MemoryPlan& plan,
 }  // namespace
 
 std::int64_t layer_linear_parameters_tp(const TransformerModel& m, std::int64_t t) {
-  const std::int64_t h = m.hidden, kv = m.kv_hidden(), f = m.ffn_hidden;
-  return (2 * h * h + 2 * h * kv + (m.gated_mlp ? 3 : 2) * h * f) / t;
+  const std::int64_t h = m.hidden, f = m.ffn_hidden;
+  return (attention_matrices(m) + (m.gated_mlp ? 3 : 2) * h * f) / t;
 }
 
 std::int64_t layer_parameters_tp(const TransformerModel& m, std::int64_t t) {
   const std::int64_t h = m.hidden, kv = m.kv_hidden(), f = m.ffn_hidden;
-  const std::int64_t matrices = 2 * h * h + 2 * h * kv + (m.gated_mlp ? 3 : 2) * h * f;
-  const std::int64_t column_bias = m.linear_bias ? h + 2 * kv + (m.gated_mlp ? 2 * f : f) : 0;
+  const std::int64_t matrices = attention_matrices(m) + (m.gated_mlp ? 3 : 2) * h * f;
+  const std::int64_t column_bias =
+      m.linear_bias ? m.q_width() + 2 * kv + (m.gated_mlp ? 2 * f : f) : 0;
   const std::int64_t row_bias = m.linear_bias ? 2 * h : 0;
   return (matrices + column_bias) / t + row_bias + count_parameters(m).norms;
 }
@@ -249,10 +250,12 @@ ChunkActivations stage_chunks(const StageContext& x, StageMemory& st,
         units.push_back(x.layer_unit);
         continue;
       }
-      // The layer without its routed experts, and the experts as their own unit (torchtitan's
-      // apply_fsdp shards them over the expert-data-parallel mesh), gathered in bf16.
-      units.push_back(x.moe_layer_unit);
-      units.push_back(whole_unit(x.moe.expert_params));
+      // The layer and its routed experts, gathered together (with ep > 1 the experts are an FSDP
+      // unit of their own, all-gathered right after the layer's: both are held at once), the
+      // experts in bf16.
+      units.push_back(
+          {x.moe_layer_unit.params + x.moe.expert_params,
+           x.moe_layer_unit.gathered_bytes + whole_unit(x.moe.expert_params).gathered_bytes});
       st.parameters += x.moe.moe_layer_params - x.layer_params + x.moe.expert_params;
       st.expert_parameters += x.moe.expert_params;
       ++st.moe_layers;
@@ -353,8 +356,8 @@ void add_mtp_parameters(const StageContext& x, StageMemory& st, std::vector<Fsdp
 
 // The routed experts' state shards over the expert-data-parallel group instead of fill_state's
 // dp x cp: the optimizer state with the distributed optimizer (Megatron-Core), and under ZeRO-2 /
-// ZeRO-3 / FSDP every part fill_state shards (torchtitan's apply_fsdp shards the experts over the
-// dp_mod_ep mesh; HSDP's replication is applied to the dense part only).
+// ZeRO-3 / FSDP with ep > 1 every part fill_state shards (torchtitan's apply_fsdp shards them over
+// the dp_mod_ep mesh; check_step_plan refuses HSDP there).
 void shard_experts(StageMemory& st, const MemoryPlan& plan, const StageContext& x) {
   const double experts = dbl(st.expert_parameters);
   const ShardingPlan& sh = plan.sharding;
@@ -365,6 +368,7 @@ void shard_experts(StageMemory& st, const MemoryPlan& plan, const StageContext& 
                                     : 0.0);
     return;
   }
+  if (plan.ep == 1) return;  // torchtitan shards ep-1 experts with their layer (fill_state's)
   const ParameterBytes b =
       sh.fsdp ? kFsdp2Bytes
               : ParameterBytes{plan.param_bytes, plan.grad_bytes, plan.optimizer_bytes};

@@ -217,15 +217,10 @@ TransformerModel load_model(std::string_view name_or_path) {
   return model_from_json(parse_json_text(read_text_file(path), path), path);
 }
 
-namespace {
-
-// Attention weight matrices of one layer (no biases, no norms).
 std::int64_t attention_matrices(const TransformerModel& m) {
   if (m.mla) return mla_parameters(m) - m.mla->q_lora_rank - m.mla->kv_lora_rank;
   return 2 * m.hidden * m.q_width() + 2 * m.hidden * m.kv_hidden();
 }
-
-}  // namespace
 
 ParameterCount count_parameters(const TransformerModel& m) {
   const std::int64_t h = m.hidden, kv = m.kv_hidden(), q = m.q_width(), f = m.ffn_hidden,

@@ -112,6 +112,9 @@ struct ParameterCount {
   std::int64_t active = 0;         // per token: total less the routed experts it skips
 };
 ParameterCount count_parameters(const TransformerModel& model);
+// Attention weight matrices of one layer, no biases or norms: Q and O h x (heads x head_dim), K and
+// V h x (kv heads x head_dim); MLA's down- and up-projections and output.
+std::int64_t attention_matrices(const TransformerModel& model);
 
 // Weight-matrix parameters every token multiplies through: layers x (attention + MLP matrices,
 // no biases or norms; an MoE layer's router, k routed and the shared experts) + the output head V·h

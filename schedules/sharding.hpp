@@ -32,7 +32,8 @@
 // With no_sync (gathers_once_per_step) the rank's share stays gathered for the whole step and
 // every parameter's gradient is accumulated unsharded in fp32 over the microbatches (FSDP2
 // upcasts it to reduce_dtype, to_accumulated_grad_if_needed) until the one reduction: its
-// parameters x (e + 4) + the largest unit x e (a unit's gradient before the upcast).
+// parameters gathered (x e, or as gathered in FP8) + its parameters x 4 + the largest unit x e (a
+// unit's gradient before the upcast).
 #include <cstdint>
 #include <span>
 #include <string>

@@ -398,11 +398,13 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   int head_unit(int stage) const { return unit_count(stage) - 1; }
   // The model layer of unit u (-1: the embedding or the head unit).
   int unit_layer(int stage, int u) const;
-  // A unit's parameters without an MoE layer's routed experts: torchtitan wraps those in their own
-  // FSDP unit over the expert-data-parallel group (apply_fsdp's dp_mod_ep mesh), gathered and
-  // reduce-scattered beside the layer's (unit_experts).
+  // A unit's parameters without an MoE layer's routed experts: with ep > 1 torchtitan wraps those
+  // in their own FSDP unit over the expert-data-parallel group (apply_fsdp's dp_mod_ep mesh),
+  // gathered and reduce-scattered right after the layer's (unit_experts); at ep 1 they are the
+  // layer's. The head unit carries the MTP modules' experts.
   std::int64_t unit_params(int stage, int u) const;
   std::int64_t unit_experts(int stage, int u) const;
+  std::int64_t unit_routed_experts(int stage, int u) const;
   // A forward or backward of one (microbatch, chunk) starts: no unit gathered yet.
   void begin_unit_pass(int stage);
   // Before unit u's compute: waits for its parameter all-gather (issued now unless prefetched)

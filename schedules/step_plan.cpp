@@ -262,6 +262,13 @@ void check_step_plan(const TransformerModel& model, const StepPlan& plan) {
         plan.global_batch, per));
   }
   check_sharding(plan.sharding, plan.dp);
+  if (model.moe && plan.moe.ep > 1 && plan.sharding.replicate > 1) {
+    throw InputError(fmt::format(
+        "`hsdp` {} with an MoE model at `ep` {} is not modelled: torchtitan shards the routed "
+        "experts within each replica (its dp_replicate x dp_shard_mod_ep mesh) and all-reduces "
+        "them across the replicas; use `fsdp`",
+        plan.sharding.replicate, plan.moe.ep));
+  }
   if (plan.overlap_param_gather && !plan.distributed_optimizer) {
     throw InputError(
         "`overlap_param_gather` needs `distributed_optimizer`: only the distributed optimizer "

@@ -129,7 +129,7 @@ std::int64_t StepBuilder::quantized_unit_gather(const Ctx& c, int stage, int u) 
   cast.quant = linear_format(p_.precision);
   builder_.add(rank_, gather_comm_, fmt::format("fsdp fp8 cast c{} unit {}", c.chunk, u),
                OpLabels{c.phase, c.layer, c.mb, -1, c.chunk}, std::move(cast), std::move(deps));
-  return (layer_params(l) - linear) * e_ + std::llround(static_cast<double>(linear) * q);
+  return (unit_params(stage, u) - linear) * e_ + std::llround(static_cast<double>(linear) * q);
 }
 
 // torchtitan's precompute_float8_dynamic_scale_for_fsdp after the optimizer step: the amax of

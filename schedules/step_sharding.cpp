@@ -16,11 +16,12 @@
 // set_requires_gradient_sync(False) on every backward, the reduction after the last): a unit is
 // all-gathered by the chunk's first forward of the step only and stays gathered, and its fp32
 // gradients are reduce-scattered once, after the chunk's last weight gradients.
-// MoE layers: as torchtitan's apply_fsdp (fully_shard(block.moe.experts, mesh=dp_mod_ep) before
-// fully_shard(block)), the routed experts are a unit of their own over the expert-data-parallel
-// group, all-gathered right after the layer's unit (in bf16, also under FP8) and reduce-scattered
-// after it; the layer's unit holds its attention, router, shared experts and norms. Under HSDP
-// the experts are not all-reduced across replicas (not modelled).
+// MoE layers: as torchtitan's apply_fsdp (with ep > 1, fully_shard(block.moe.experts,
+// mesh=dp_mod_ep) before fully_shard(block)), the routed experts are a unit of their own over the
+// expert-data-parallel group, all-gathered right after the layer's unit (in bf16, also under FP8)
+// and reduce-scattered after it; the layer's unit holds its attention, router, shared experts and
+// norms (the head unit its MTP modules', their experts apart likewise). At ep 1 the experts are
+// gathered with their layer. HSDP with ep > 1 is refused (check_step_plan).
 #include "schedules/step_builder.hpp"
 
 namespace meshsim::step_detail {
@@ -68,15 +69,29 @@ int StepBuilder::unit_layer(int stage, int u) const {
   return first_layer(stage) + u - (stage == 0 ? 1 : 0);
 }
 
+// The routed experts of unit u: its layer's, or on the head unit its MTP modules' (the MTP
+// modules' dense parameters are in head_params_).
+std::int64_t StepBuilder::unit_routed_experts(int stage, int u) const {
+  if (stage == 0 && u == 0) return 0;
+  if (stage + 1 == stages_ && u == head_unit(stage)) {
+    std::int64_t n = 0;
+    for (int k = 0; k < m_.mtp_layers; ++k) n += expert_params(m_.layers + k);
+    return n;
+  }
+  return expert_params(unit_layer(stage, u));
+}
+
+// torchtitan wraps the experts on their own only with expert parallelism (ep_degree > 1); at ep 1
+// they are gathered with the layer.
 std::int64_t StepBuilder::unit_params(int stage, int u) const {
+  const std::int64_t with = ep_ > 1 ? 0 : unit_routed_experts(stage, u);
   if (stage == 0 && u == 0) return embedding_params_;
-  if (stage + 1 == stages_ && u == head_unit(stage)) return head_params_;
-  return layer_params(unit_layer(stage, u));
+  if (stage + 1 == stages_ && u == head_unit(stage)) return head_params_ + with;
+  return layer_params(unit_layer(stage, u)) + with;
 }
 
 std::int64_t StepBuilder::unit_experts(int stage, int u) const {
-  const int l = unit_layer(stage, u);
-  return l < 0 ? 0 : expert_params(l);
+  return ep_ > 1 ? unit_routed_experts(stage, u) : 0;
 }
 
 void StepBuilder::begin_unit_pass(int stage) {

@@ -310,6 +310,22 @@ TEST_CASE("memory model: torchtitan's selective-op recompute and FSDP2 state (ll
   CHECK(st.unsharded == doctest::Approx((525'340'672.0 + 525'336'576.0) * 2 + 525'340'672.0 * 6));
 }
 
+TEST_CASE("memory model: a layer's linear weights follow its attention's width and MLA") {
+  // Qwen3 30B-A3B made dense (its ffn_hidden is the experts' 768): hidden 2048, 32 heads x 128 =
+  // 4096 wide Q and O, 4 KV heads x 128 = 512: 2·2048·4096 + 2·2048·512 + 3·2048·768 (SwiGLU) =
+  // 23,592,960 (Q and O counted as h x h would give 8,388,608 fewer).
+  TransformerModel q = *builtin_model("qwen3-30b-a3b");
+  q.moe.reset();
+  CHECK(layer_linear_parameters_tp(q, 1) == 23'592'960);
+  CHECK(layer_linear_parameters_tp(q, 2) == 23'592'960 / 2);
+  // DeepSeek-V3's dense layers (hidden 7168, MLA: q LoRA 1536, kv LoRA 512, 128 heads, qk 128 +
+  // 64 rope, v 128; FFN 18432): q down 7168·1536 = 11,010,048, q up 1536·128·192 = 37,748,736,
+  // kv down 7168·(512 + 64) = 4,128,768, kv up 512·128·(128 + 128) = 16,777,216, output
+  // 128·128·7168 = 117,440,512; MLP 3·7168·18432 = 396,361,728. Sum 583,467,008.
+  const TransformerModel d = *builtin_model("deepseek-v3");
+  CHECK(layer_linear_parameters_tp(d, 1) == 583'467'008);
+}
+
 TEST_CASE("memory model: FSDP's FP8 all-gather keeps a layer's linear weights at 1 byte each") {
   // llama3-8b on 8 GPUs, FSDP without resharding after forward: every unit of the rank stays
   // gathered. A layer: linear weights 2 · 4096² + 2 · 4096 · 1024 + 3 · 4096 · 14336 =

@@ -4,6 +4,7 @@
 
 #include "schedules/memory_model.hpp"
 #include "schedules/training_step.hpp"
+#include "sim/error.hpp"
 #include "sim/hardware_profile.hpp"
 #include "sim/run.hpp"
 #include "tests/schedules/tiny_models.hpp"
@@ -178,6 +179,39 @@ TEST_CASE("step sharding: an MoE layer's routed experts are their own FSDP unit 
   CHECK(st.weights == doctest::Approx(4 * dense / 4 + 4 * routed / 2));
   CHECK(st.gradients == doctest::Approx(4 * dense / 4 + 4 * routed / 2));
   CHECK(st.optimizer == doctest::Approx(8 * dense / 4 + 8 * routed / 2));
+  // ZeRO-2 (Megatron's 2 + 4 + 12 bytes): gradients and optimizer state over edp for the experts.
+  p.sharding = ShardingPlan{};
+  p.sharding.zero = 2;
+  const StageMemory z2 = estimate_memory(m, memory_plan(p), hw).stages.at(0);
+  CHECK(z2.weights == doctest::Approx(2 * (dense + routed)));
+  CHECK(z2.gradients == doctest::Approx(4 * dense / 4 + 4 * routed / 2));
+  CHECK(z2.optimizer == doctest::Approx(12 * dense / 4 + 12 * routed / 2));
+}
+
+TEST_CASE("step sharding: FSDP gathers ep-1 experts with their layer; HSDP with EP is refused") {
+  // torchtitan wraps the experts on their own only when ep_degree > 1.
+  const TransformerModel m = test::tiny_moe(3);
+  const HardwareProfile hw = load_hardware("h100-sxm");
+  StepPlan p = fsdp_plan(1, 4, 8);
+  const ParameterCount pc = count_parameters(m);
+  const std::int64_t layer = pc.attention + m.hidden * 8 + pc.norms + 8 * pc.routed_expert;
+  int expert_ops = 0, layer_gathers = 0;
+  const Program prog = build_training_step(m, p, hw.gpus_per_node);
+  for (const Op& op : prog.ops) {
+    if (op.rank != 0) continue;
+    if (op.name.rfind("fsdp expert", 0) == 0) ++expert_ops;
+    if (op.name.rfind("fsdp all-gather c0 unit 2", 0) == 0) {
+      ++layer_gathers;
+      CHECK(std::get<CollectiveCall>(op.body).bytes == layer * 2);
+    }
+  }
+  CHECK(expert_ops == 0);
+  CHECK(layer_gathers == 2 * 2);
+  p.moe.ep = 2;
+  p.sharding.replicate = 2;
+  CHECK_THROWS_WITH_AS(build_training_step(m, p, hw.gpus_per_node),
+                       doctest::Contains("`hsdp` 2 with an MoE model at `ep` 2 is not modelled"),
+                       InputError);
 }
 
 TEST_CASE("step sharding: ZeRO-2 reduce-scatters every microbatch, ZeRO-1 once") {
