@@ -12,8 +12,9 @@ MoeMemory moe_memory(const TransformerModel& m, const MemoryPlan& plan) {
   const ParameterCount pc = count_parameters(m);
   const std::int64_t gated = m.gated_mlp ? 3 : 2;
   const std::int64_t shared = moe.shared_experts * gated * m.hidden * moe.shared_ffn;
-  out.moe_linear_params = (pc.attention + shared) / plan.tp;
-  out.moe_layer_params = out.moe_linear_params + m.hidden * moe.experts + pc.norms;
+  // The linears' weight matrices (MLA's latent norms and any biases are the layer's, not theirs).
+  out.moe_linear_params = (attention_matrices(m) + shared) / plan.tp;
+  out.moe_layer_params = (pc.attention + shared) / plan.tp + m.hidden * moe.experts + pc.norms;
   out.expert_params = moe.experts / plan.ep * pc.routed_expert / etp;
   out.expert_data_parallel = plan.tp * plan.cp * plan.dp / (etp * plan.ep);
   const double e = 2, b = static_cast<double>(plan.microbatch_size);

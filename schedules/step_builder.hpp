@@ -72,7 +72,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
     const ParameterCount pc = count_parameters(model);
     // TP shard of one layer: matrices (and their biases, approximately) / t, norms whole.
     layer_params_ = (pc.attention + pc.mlp) / t_ + pc.norms;
-    layer_linear_params_ = (pc.attention + pc.mlp) / t_;
+    // Its linears' weight matrices (no biases, no MLA latent norms).
+    layer_linear_params_ = layer_linear_parameters_tp(model, t_);
     const std::int64_t vocab_shard = (model.vocab + t_ - 1) / t_;
     embedding_params_ =
         vocab_shard * model.hidden +

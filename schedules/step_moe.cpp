@@ -56,7 +56,7 @@ void StepBuilder::moe_setup() {
       moe.shared_experts * (m_.gated_mlp ? 3 : 2) * m_.hidden * moe.shared_ffn;
   const std::int64_t router = m_.hidden * moe.experts;
   moe_layer_params_ = (pc.attention + shared) / t_ + router + pc.norms;
-  moe_layer_linear_params_ = (pc.attention + shared) / t_;
+  moe_layer_linear_params_ = (attention_matrices(m_) + shared) / t_;  // no MLA norms or biases
   expert_layer_params_ = moe.experts / ep_ * pc.routed_expert / etp_;
   dispatch_bytes_ = local_tokens_ * moe.top_k * m_.hidden * e_;
 }
