@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "schedules/memory_units.hpp"
 #include "schedules/moe_memory.hpp"
@@ -18,8 +17,6 @@
 #include "sim/hardware_profile.hpp"
 
 namespace meshsim {
-
-using nlohmann::json;
 
 using namespace memory_units;
 
@@ -493,45 +490,6 @@ MemoryEstimate estimate_memory(const TransformerModel& model, const MemoryPlan& 
   const auto orders = pipeline_orders(shape);
   const std::vector<int> inflight = peak_inflight(orders);
   return estimate(model, plan, inflight, &orders, hardware);
-}
-
-json to_json(const MemoryEstimate& est) {
-  json stages = json::array();
-  for (const auto& st : est.stages) {
-    json stage{
-        {"rank", st.rank},
-        {"layers", st.chunk_layers},
-        {"embedding", st.embedding},
-        {"output_head", st.output_head},
-        {"inflight", st.inflight},
-        {"parameters", st.parameters},
-        {"weights", st.weights},
-        {"gradients", st.gradients},
-        {"optimizer", st.optimizer},
-        {"activations", st.activations},
-        {"recompute_working", st.recompute_working},
-        {"cp_buffers", st.cp_buffers},
-        {"workspace", st.workspace},
-        {"total", st.total()},
-    };
-    if (st.loss_working > 0) stage["loss_working"] = st.loss_working;
-    if (st.unsharded > 0) stage["unsharded"] = st.unsharded;
-    if (st.quantized_weights > 0) stage["quantized_weights"] = st.quantized_weights;
-    if (st.expert_parameters > 0) {
-      stage["expert_parameters"] = st.expert_parameters;
-      stage["moe_buffers"] = st.moe_buffers;
-    }
-    stages.push_back(std::move(stage));
-  }
-  return json{
-      {"oom", est.oom},
-      {"peak_bytes", est.peak_bytes},
-      {"peak_rank", est.peak_rank},
-      {"capacity_bytes", est.capacity_bytes},
-      {"layer_split",
-       {{"layers", est.split.layers}, {"uneven", est.split.uneven}, {"rule", est.split.rule}}},
-      {"stages", std::move(stages)},
-  };
 }
 
 }  // namespace meshsim

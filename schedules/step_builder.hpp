@@ -41,48 +41,7 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
         kept_whole_(kept_whole(plan)),
         builder_(make_megatron_mesh(plan.tp, plan.cp, plan.dp, plan.pp, gpus_per_node),
                  plan.tp > 1 || plan.cp > 1, describe(model, plan)) {
-    builder_.reserve(static_cast<std::size_t>(
-        std::min(estimated_ops(model, plan, folds_tp(plan, gpus_per_node)), kMaxStepOps)));
-    compute_ = builder_.stream("compute");
-    tp_comm_ = builder_.stream("tp_comm");
-    cp_comm_ = builder_.stream("cp_comm");
-    dp_comm_ = builder_.stream("dp_comm");
-    if (shards_parameters(plan.sharding)) gather_comm_ = builder_.stream("fsdp_gather");
-    seq_ = step_seq(model, plan);
-    tokens_ = plan.microbatch_size * (seq_ / plan.cp);
-    local_tokens_ = sp_ ? tokens_ / t_ : tokens_;
-    e_ = dtype_bytes(plan.dtype);
-    grad_bytes_ = plan.grad_reduce_in_fp32 ? 4 : static_cast<int>(e_);
-    msg_bytes_ = plan.microbatch_size * (seq_ / plan.cp) * model.hidden / (sp_ ? t_ : 1) * e_;
-    layer_begin_.assign(static_cast<std::size_t>(stages_) + 1, 0);
-    for (int s = 0; s < stages_; ++s) {
-      layer_begin_[static_cast<std::size_t>(s) + 1] =
-          layer_begin_[static_cast<std::size_t>(s)] + split_.layers[static_cast<std::size_t>(s)];
-    }
-    ring_.cp = plan.cp;
-    ring_.seq = seq_;
-    ring_.batch = plan.microbatch_size;
-    ring_.heads = model.heads / t_;
-    // torchtitan's repeat_kv hands the attention (and a CP ring) K and V of every query head.
-    ring_.kv_heads = attention_kv_heads(model, plan.layer_kernels) / t_;
-    ring_.head_dim = model.head_dim();
-    ring_.dtype = plan.dtype;
-    ring_.variant = plan.cp > 1 ? plan.cp_variant : RingVariant::ring;
-    ring_.kv_rotation = plan.kv_rotation;
-    const ParameterCount pc = count_parameters(model);
-    // TP shard of one layer: matrices (and their biases, approximately) / t, norms whole.
-    layer_params_ = (pc.attention + pc.mlp) / t_ + pc.norms;
-    // Its linears' weight matrices (no biases, no MLA latent norms).
-    layer_linear_params_ = layer_linear_parameters_tp(model, t_);
-    const std::int64_t vocab_shard = (model.vocab + t_ - 1) / t_;
-    embedding_params_ =
-        vocab_shard * model.hidden +
-        (model.position == PositionEmbedding::learned ? model.seq_len * model.hidden : 0);
-    head_params_ = (model.tied_embeddings ? 0 : vocab_shard * model.hidden) + pc.final_norm;
-    vocab_shard_ = vocab_shard;
-    moe_setup();
-    // The MTP modules' dense parameters go with the head's: its FSDP unit and gradient bucket.
-    for (int k = 0; k < model.mtp_layers; ++k) head_params_ += mtp_module_params(k);
+    init(model, plan, gpus_per_node);
   }
 
   static std::string describe(const TransformerModel& m, const StepPlan& p);
@@ -90,6 +49,9 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   Program build() &&;
 
  private:
+  // The constructor's body: streams, sizes, the ring configuration and parameter counts.
+  void init(const TransformerModel& model, const StepPlan& plan, int gpus_per_node);
+
   // ---- per-rank context -------------------------------------------------------------------------
   void begin_rank(const Mesh& mesh, int rank, int pr, int cp_index);
 
