@@ -20,6 +20,7 @@
 #include "tools/simulation.hpp"
 #include "tools/validate_suite.hpp"
 #include "validate/calibrate/stability_probe.hpp"
+#include "validate/calibrate/steady_windows.hpp"
 #include "validate/cpu/cpu_kernel_runner.hpp"
 #include "validate/cpu/shape_kernels.hpp"
 #include "validate/mpi/launch_env.hpp"
@@ -38,8 +39,9 @@ std::vector<OptionSpec> suite_options() {
        "the profile predicting the runs: a calibrated one (meshsim calibrate --out FILE) "
        "[h100-sxm]"},
       {"--runs", "N",
-       "timed runs per configuration after one warm-up round, interleaved across the "
-       "configurations; median with p10-p90 (>= 5) [5]"},
+       "runs per configuration to keep after one warm-up round, interleaved across the "
+       "configurations, each between steady readings of the reference kernel (up to N more "
+       "rounds to find them); median with p10-p90 (>= 5) [5]"},
       {"--only", "TEXT", "run only the configurations whose name contains TEXT"},
       timeout_option(),
       {"--json", "", "print one JSON object (with top-level \"mape\", a fraction)"},
@@ -127,14 +129,66 @@ struct PreparedConfig {
   TensorLayout layout;
 };
 
+// The timed runs on rank 0: which configuration each run was, and its makespan.
+struct SuiteRuns {
+  std::vector<std::size_t> config;
+  std::vector<double> makespan_s;
+};
+
+// Run i's steadiness (steady_windows.hpp): readings i and i + 1 bracket it.
+std::vector<bool> run_steadiness(const StabilityProbe& probe) {
+  std::vector<double> readings;
+  for (const auto& c : probe.checkpoints()) readings.push_back(reference_reading(c));
+  return steady_between(readings);
+}
+
+// Rank 0: whether every configuration has `runs` steady timed runs (its first run is the
+// warm-up).
+bool enough_steady_runs(const SuiteRuns& runs, const std::vector<bool>& steady, std::size_t n,
+                        int wanted) {
+  std::vector<int> count(n, 0), seen(n, 0);
+  for (std::size_t i = 0; i < runs.config.size(); ++i) {
+    const std::size_t c = runs.config[i];
+    if (seen[c]++ > 0 && steady[i]) ++count[c];
+  }
+  return std::all_of(count.begin(), count.end(), [wanted](int k) { return k >= wanted; });
+}
+
+// Rank 0: the row of configuration `c`: its steady timed runs when there are kMinSteadyRuns of
+// them, else every timed run (the row then says it is not steady).
+SuiteRow suite_row(const PreparedConfig& p, std::size_t c, const SuiteRuns& runs,
+                   const std::vector<bool>& steady) {
+  std::vector<double> values;
+  std::vector<bool> flags;
+  for (std::size_t i = 0; i < runs.config.size(); ++i) {
+    if (runs.config[i] != c) continue;
+    values.push_back(runs.makespan_s[i]);
+    flags.push_back(steady[i]);
+  }
+  KeptRuns kept = split_runs(values, flags, 1);
+  SuiteRow row;
+  row.name = p.config->name;
+  row.command = p.config->command;
+  row.measured_runs_s = std::move(kept.steady);
+  row.discarded_runs_s = std::move(kept.disturbed);
+  if (row.measured_runs_s.size() < kMinSteadyRuns) {  // every timed run; the disturbed noted
+    row.measured_runs_s = drop_warmup(values, 1);
+    row.steady = false;
+  }
+  row.set = p.config->set;
+  summarize_runs(row);
+  return row;
+}
+
 // The runs, interleaved (robust_stats: one warm-up round, then `runs` timed rounds, each running
-// every configuration once in a rotating order) on every rank, the stability probe's reference
-// kernel at the start and after every round; on rank 0 the rows (median measured with its
-// spread, predicted on `sim_hw`). Other ranks: no rows.
+// every configuration once in a rotating order) on every rank, each run bracketed by readings of
+// the stability probe's reference kernel; then up to `runs` more rounds while some configuration
+// has fewer than `runs` steady runs (steady_windows.hpp). On rank 0 the rows (measured from the
+// steady runs, predicted on `sim_hw`). Other ranks: no rows.
 std::vector<SuiteRow> run_interleaved(const std::vector<SuiteConfig>& configs,
                                       const SuiteRequest& req, const HardwareProfile& sim_hw,
                                       RunWorld& world, const ValidateOptions& options,
-                                      StabilityProbe& probe) {
+                                      StabilityProbe& probe, int& extra_rounds) {
   std::vector<PreparedConfig> prepared;
   for (const auto& config : configs) {
     if (!selected(config, req)) continue;
@@ -143,28 +197,35 @@ std::vector<SuiteRow> run_interleaved(const std::vector<SuiteConfig>& configs,
     p.layout = config.layout ? config.layout() : TensorLayout{};
     prepared.push_back(std::move(p));
   }
-  const int n = static_cast<int>(prepared.size());
-  std::vector<std::vector<double>> samples(prepared.size());
+  const std::size_t n = prepared.size();
+  SuiteRuns runs;
   probe.checkpoint("start");
-  const std::vector<int> order = interleaved_order(n, 1 + req.runs);
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    const auto c = static_cast<std::size_t>(order[i]);
-    const PreparedConfig& p = prepared[c];
-    const ValidateResult r = run_validation(p.program, p.plan, p.layout, world, options);
-    if (r.root) samples[c].push_back(ns_to_seconds(r.timeline.makespan));
-    if ((i + 1) % prepared.size() == 0) {
-      probe.checkpoint(fmt::format("after round {}", (i + 1) / prepared.size() - 1));
+  const auto run_round = [&](int round) {
+    const std::vector<int> order = interleaved_order(static_cast<int>(n), round + 1);
+    for (std::size_t i = n * static_cast<std::size_t>(round); i < order.size(); ++i) {
+      const auto c = static_cast<std::size_t>(order[i]);
+      const PreparedConfig& p = prepared[c];
+      const ValidateResult r = run_validation(p.program, p.plan, p.layout, world, options);
+      runs.config.push_back(c);
+      runs.makespan_s.push_back(r.root ? ns_to_seconds(r.timeline.makespan) : 0.0);
+      probe.checkpoint(fmt::format("after run {}", runs.config.size()));
     }
+  };
+  int round = 0;
+  for (; round <= req.runs; ++round) run_round(round);
+  for (extra_rounds = 0; extra_rounds < req.runs; ++extra_rounds) {
+    const bool enough =
+        world.rank() != 0 || enough_steady_runs(runs, run_steadiness(probe), n, req.runs);
+    if (world.all_true(enough)) break;
+    run_round(round++);
   }
   std::vector<SuiteRow> rows;
   if (world.rank() != 0) return rows;
-  for (std::size_t c = 0; c < prepared.size(); ++c) {
-    const PreparedConfig& p = prepared[c];
-    SuiteRow row{p.config->name, p.config->command, 0, 0, drop_warmup(samples[c], 1)};
-    row.set = p.config->set;
-    summarize_runs(row);
-    row.predicted_s = ns_to_seconds(run_simulation(p.program, sim_hw).timeline.makespan);
-    rows.push_back(std::move(row));
+  const std::vector<bool> steady = run_steadiness(probe);
+  for (std::size_t c = 0; c < n; ++c) {
+    rows.push_back(suite_row(prepared[c], c, runs, steady));
+    rows.back().predicted_s =
+        ns_to_seconds(run_simulation(prepared[c].program, sim_hw).timeline.makespan);
   }
   return rows;
 }
@@ -201,12 +262,13 @@ int run_validate_suite_command(std::span<const std::string> argv, const CommandC
   const std::vector<SuiteConfig> configs = suite_configs(world.size(), world.ranks_per_node());
   StabilityProbe probe(world);
   const auto run_all = [&] {
-    result.rows = run_interleaved(configs, req, sim_hw, world, options, probe);
+    result.rows = run_interleaved(configs, req, sim_hw, world, options, probe, result.extra_rounds);
   };
   if (auto failed = run_collectively(ctx, run_all)) return *failed;
   if (world.rank() != 0) return 0;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  result.machine = judge_stability(probe.checkpoints(), cores, world.ranks_per_node());
+  result.machine = suite_machine_verdict(
+      result, judge_stability(probe.checkpoints(), cores, world.ranks_per_node()));
   if (req.json) {
     ctx.out << suite_json(result).dump(2) << "\n";
   } else {

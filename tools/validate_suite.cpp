@@ -150,6 +150,24 @@ double SuiteResult::mape(SuiteSet set) const {
   return n == 0 ? 0 : sum / static_cast<double>(n);
 }
 
+StabilityVerdict suite_machine_verdict(const SuiteResult& result, StabilityVerdict probe) {
+  std::size_t timed = 0, disturbed = 0;
+  bool enough = true;
+  for (const auto& row : result.rows) {
+    timed += row.steady ? row.measured_runs_s.size() + row.discarded_runs_s.size()
+                        : row.measured_runs_s.size();
+    disturbed += row.discarded_runs_s.size();
+    enough = enough && row.steady && row.repeats() >= result.runs;
+  }
+  probe.stable = enough;
+  probe.summary = fmt::format(
+      "{} of {} timed runs between steady readings, {} beside a reference reading over {:.0f} % "
+      "slower than its fastest, {} extra round{}; {}",
+      timed - disturbed, timed, disturbed, 100 * kMaxDrift, result.extra_rounds,
+      result.extra_rounds == 1 ? "" : "s", probe.summary);
+  return probe;
+}
+
 void summarize_runs(SuiteRow& row) {
   const RobustSummary s = summarize(row.measured_runs_s, MeasurementKind::throughput);
   row.measured_s = s.estimate;
@@ -208,9 +226,14 @@ std::string rows_text(const SuiteResult& r, SuiteSet set) {
     if (row.set != set) continue;
     const std::string range =
         fmt::format("{:+.1f}..{:+.1f}%", 100 * row.error_p10(), 100 * row.error_p90());
-    out += fmt::format("{:<44} {:>12.3f} {:>12.3f} {:>9.3f}-{:<9.3f} {:>+7.1f}% {:>17}\n", row.name,
-                       row.predicted_s * 1e3, row.measured_s * 1e3, row.measured_p10_s * 1e3,
-                       row.measured_p90_s * 1e3, 100 * row.error(), range);
+    const std::string runs =
+        row.steady ? fmt::format("{}/{}", row.measured_runs_s.size(),
+                                 row.measured_runs_s.size() + row.discarded_runs_s.size())
+                   : fmt::format("{} unsteady", row.measured_runs_s.size());
+    out +=
+        fmt::format("{:<44} {:>12.3f} {:>12.3f} {:>9.3f}-{:<9.3f} {:>+7.1f}% {:>17} {:>6}\n",
+                    row.name, row.predicted_s * 1e3, row.measured_s * 1e3, row.measured_p10_s * 1e3,
+                    row.measured_p90_s * 1e3, 100 * row.error(), range, runs);
   }
   if (r.count(set) > 0) {
     out += fmt::format(
@@ -236,11 +259,13 @@ nlohmann::ordered_json set_json(const SuiteResult& r, SuiteSet set) {
 
 std::string suite_text(const SuiteResult& r) {
   std::string out = fmt::format(
-      "validation suite: {} ranks, hardware profile {}; measured: median of {} timed runs per "
-      "configuration (p10-p90 beside it), after a warm-up round, the configurations interleaved\n",
-      r.ranks, r.hardware, r.runs);
-  out += fmt::format("{:<44} {:>12} {:>12} {:>19} {:>8} {:>17}\n", "configuration", "predicted ms",
-                     "measured ms", "p10-p90 ms", "error", "p10-p90");
+      "validation suite: {} ranks, hardware profile {}; measured: median of the timed runs kept "
+      "per configuration (p10-p90 beside it; kept/timed: a run is kept when the reference "
+      "kernel read within {:.0f} % of its fastest on both sides of it; {} wanted), after a "
+      "warm-up round, the configurations interleaved\n",
+      r.ranks, r.hardware, 100 * kMaxDrift, r.runs);
+  out += fmt::format("{:<44} {:>12} {:>12} {:>19} {:>8} {:>17} {:>6}\n", "configuration",
+                     "predicted ms", "measured ms", "p10-p90 ms", "error", "p10-p90", "kept");
   out += rows_text(r, SuiteSet::development);
   out += rows_text(r, SuiteSet::holdout);
   if (r.machine) {
@@ -269,6 +294,8 @@ nlohmann::ordered_json suite_json(const SuiteResult& r) {
                     {"measured_s_p90", row.measured_p90_s},
                     {"repeats", row.repeats()},
                     {"measured_runs_s", row.measured_runs_s},
+                    {"discarded_runs_s", row.discarded_runs_s},
+                    {"steady", row.steady},
                     {"error", row.error()},
                     {"error_p10", row.error_p10()},
                     {"error_p90", row.error_p90()}});
@@ -280,11 +307,9 @@ nlohmann::ordered_json suite_json(const SuiteResult& r) {
   j["worst_abs_error"] = r.worst_error();
   j["holdout"] = set_json(r, SuiteSet::holdout);
   if (r.machine) {
-    j["machine"] = {{"stable", r.machine->stable},
-                    {"drift", r.machine->drift},
-                    {"spread", r.machine->spread},
-                    {"max_load_1min", r.machine->max_load},
-                    {"summary", r.machine->summary}};
+    j["machine"] = {{"stable", r.machine->stable},    {"drift", r.machine->drift},
+                    {"spread", r.machine->spread},    {"max_load_1min", r.machine->max_load},
+                    {"extra_rounds", r.extra_rounds}, {"summary", r.machine->summary}};
   }
   return j;
 }

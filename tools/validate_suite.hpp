@@ -42,8 +42,12 @@ std::vector<SuiteConfig> suite_configs(int ranks, int ranks_per_node);
 struct SuiteRow {
   std::string name, command;
   double predicted_s = 0;
-  double measured_s = 0;                // median of the timed runs (a makespan: throughput kind)
-  std::vector<double> measured_runs_s;  // every timed run, in round order
+  double measured_s = 0;                // median of the runs kept (a makespan: throughput kind)
+  std::vector<double> measured_runs_s;  // the timed runs kept, in run order
+  // The timed runs beside a reference reading that was not steady
+  // (validate/calibrate/steady_windows.hpp): left out, unless the row is not steady.
+  std::vector<double> discarded_runs_s{};
+  bool steady = true;  // false: too few steady runs, so every timed run was kept
   double measured_p10_s = 0, measured_p90_s = 0;  // spread of the timed runs
   SuiteSet set = SuiteSet::development;
   double error() const { return (predicted_s - measured_s) / measured_s; }
@@ -64,6 +68,7 @@ struct SuiteResult {
   // The stability probe's verdict over the runs (validate/calibrate/stability.hpp): reported,
   // never a refusal — the figures of an unsteady machine are printed as such.
   std::optional<StabilityVerdict> machine;
+  int extra_rounds = 0;  // rounds run beyond `runs` to find steady runs
   // Over the rows of one set (0 when it has none):
   double mape(SuiteSet set = SuiteSet::development) const;         // mean |error|
   double worst_error(SuiteSet set = SuiteSet::development) const;  // max |error|
@@ -73,6 +78,10 @@ struct SuiteResult {
   double mape_p90(SuiteSet set = SuiteSet::development) const;
   std::size_t count(SuiteSet set) const;
 };
+
+// The suite's verdict on the machine: steady when every row kept `runs` steady runs; the summary
+// counts the runs kept and discarded and the extra rounds, then the probe's own figures.
+StabilityVerdict suite_machine_verdict(const SuiteResult& result, StabilityVerdict probe);
 
 std::string suite_text(const SuiteResult& result);
 nlohmann::ordered_json suite_json(const SuiteResult& result);

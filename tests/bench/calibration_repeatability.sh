@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 18's "done when" check: three back-to-back runs of `calibrate` then `validate suite`, and
-# three of `calibrate --quick` then `validate suite`, on N ranks; one line per run (the MAPE of the
-# development and hold-out sets with their per-round p10-p90, the worst configuration, the load
+# three of `calibrate --quick` then `validate suite`, on N ranks; one line per run (whether the
+# calibration and the suite found the machine steady, the MAPE of the development and hold-out
+# sets with their per-round p10-p90, the worst configuration, the load
 # average before and after) and the spread of each figure across the three runs. A calibration
 # refused on an unsteady machine (exit 5) is reported as such, not as a figure.
 #
@@ -41,8 +42,8 @@ field() {
 }
 pct() { awk -v x="$1" 'BEGIN { if (x == "") print "n/a"; else printf "%.1f%%", 100 * x }'; }
 
-printf '%-6s %-4s %-6s %-22s %-22s %-8s %s\n' mode run steady "development MAPE" "hold-out MAPE" \
-  worst load
+printf '%-6s %-4s %-6s %-6s %-22s %-22s %-8s %s\n' mode run steady suite "development MAPE" \
+  "hold-out MAPE" worst load
 for mode in "${modes[@]}"; do
   quick=()
   [[ $mode == quick ]] && quick=(--quick)
@@ -64,8 +65,10 @@ for mode in "${modes[@]}"; do
     grep -q "NOT STEADY" "$work/cal.out" && steady=no
     dev="$(pct "$(field "$s" 2 mape)") ($(pct "$(field "$s" 2 mape_p10)")-$(pct "$(field "$s" 2 mape_p90)"))"
     hold="$(pct "$(field "$s" 4 mape)") ($(pct "$(field "$s" 4 mape_p10)")-$(pct "$(field "$s" 4 mape_p90)"))"
-    printf '%-6s %-4s %-6s %-22s %-22s %-8s %s -> %s\n' "$mode" "$run" "$steady" "$dev" "$hold" \
-      "$(pct "$(field "$s" 2 worst_abs_error)")" "$before" "$(load)"
+    suite=no
+    [[ $(field "$s" 4 stable) == true ]] && suite=yes
+    printf '%-6s %-4s %-6s %-6s %-22s %-22s %-8s %s -> %s\n' "$mode" "$run" "$steady" "$suite" \
+      "$dev" "$hold" "$(pct "$(field "$s" 2 worst_abs_error)")" "$before" "$(load)"
     echo "$mode $(field "$s" 2 mape) $(field "$s" 4 mape)" >>"$work/figures"
   done
 done

@@ -101,3 +101,39 @@ TEST_CASE("validate suite: the machine's verdict is reported, steady or not") {
   CHECK(j["machine"]["stable"] == false);
   CHECK(j["machine"]["drift"].get<double>() == doctest::Approx(0.5));
 }
+
+TEST_CASE("validate suite: the verdict counts the runs kept between steady readings") {
+  SuiteResult r;
+  r.runs = 5;
+  SuiteRow a{"a", "", 1.0, 0, {1.0, 1.0, 1.0, 1.0, 1.0}};
+  a.discarded_runs_s = {1.5, 1.4};
+  summarize_runs(a);
+  SuiteRow b{"b", "", 1.0, 0, {1.0, 1.1, 1.0, 1.2, 1.0}};
+  summarize_runs(b);
+  r.rows = {a, b};
+  r.extra_rounds = 1;
+  const std::vector<StabilityCheckpoint> cs = {{"start", {{4e-3}, {4e-3}}, 1.5},
+                                               {"after run 1", {{6e-3}, {6e-3}}, 1.6}};
+  // Every row kept its 5 runs: steady, whatever the probe's drift over all readings (50 %).
+  StabilityVerdict v = suite_machine_verdict(r, judge_stability(cs, 2, 2));
+  CHECK(v.stable);
+  CHECK(
+      v.summary.starts_with("10 of 12 timed runs between steady readings, 2 beside a "
+                            "reference reading over 10 % slower than its fastest, 1 extra "
+                            "round; reference kernel drift 50 %"));
+  r.machine = v;
+  CHECK(suite_text(r).find("   5/7\n") != std::string::npos);  // a: kept / timed
+  CHECK(suite_json(r)["configurations"][0]["discarded_runs_s"].size() == 2);
+  CHECK(suite_json(r)["machine"]["extra_rounds"] == 1);
+  // A row that found too few steady runs kept every timed run and is not steady.
+  r.rows[1].steady = false;
+  v = suite_machine_verdict(r, judge_stability(cs, 2, 2));
+  CHECK_FALSE(v.stable);
+  r.machine = v;
+  CHECK(suite_text(r).find("5 unsteady\n") != std::string::npos);
+  CHECK(suite_json(r)["configurations"][1]["steady"] == false);
+  // Fewer kept runs than wanted: not steady either.
+  r.rows[1].steady = true;
+  r.rows[0].measured_runs_s.pop_back();
+  CHECK_FALSE(suite_machine_verdict(r, judge_stability(cs, 2, 2)).stable);
+}
