@@ -3,7 +3,7 @@
 // whose speed changes from one second to the next, a run's time measures the moment as much as
 // the work: on this 2-core virtual machine, idle, the per-second median of a 512^3 fp32 GEMM
 // (one BLAS thread) ranged over 3.04-4.38 ms in 90 s while a pure arithmetic loop on the other
-// core held within 2 %; an hour later both moved (60 s: the GEMM over 41 %, the arithmetic over
+// core held within 4 %; an hour later both moved (60 s: the GEMM over 41 %, the arithmetic over
 // 57 %; tests/bench/machine_noise.cpp). Other work on the host slows its caches and memory, and
 // at times its cores, in bursts of seconds. So every timed run is
 // bracketed by readings of the reference kernel (stability_probe.hpp) and kept only when both
@@ -11,7 +11,7 @@
 // estimates then describe the machine's own speed, and a measurement that could not find
 // enough steady runs says so (detected and repeated, not absorbed). Over the runs the
 // readings bracketed, the reference's slowdown and the run's own correlated at 0.78 here
-// (132 suite runs, 12 configurations).
+// (132 suite runs, 12 configurations; a prototype printed each run's readings).
 #include <cstddef>
 #include <vector>
 
