@@ -65,16 +65,25 @@ bool selected(const SuiteConfig& config, const SuiteRequest& req) {
 }
 
 // Memory before work: every selected configuration's estimate against the limit (InputError for
-// the first that does not fit), on every rank alike, before anything is allocated.
+// the first that does not fit, or when --only selects none), on every rank alike, before anything
+// is allocated.
 void check_suite_memory(SuiteRequest& req, const LaunchEnv& env) {
+  bool any = false;
   for (const auto& config : suite_configs(env.size, env.local_size)) {
     if (!selected(config, req)) continue;
+    any = true;
     const Program program = config.build();
     const CommPlan plan = validate_program(program);
     const TensorLayout layout = config.layout ? config.layout() : TensorLayout{};
     const RankMemoryEstimate e = estimate_peak_memory(program, plan, layout, false);
     check_memory(e, req.memory_limit, fmt::format("validate suite '{}'", config.name));
     if (e.total() > req.memory.total()) req.memory = e;
+  }
+  if (!any) {
+    throw InputError(fmt::format(
+        "--only: '{}' matches no configuration name (e.g. 'ring attention', 'tp linear', "
+        "'pipeline', 'training step', 'hold-out')",
+        req.only));
   }
 }
 

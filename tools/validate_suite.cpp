@@ -159,7 +159,7 @@ StabilityVerdict suite_machine_verdict(const SuiteResult& result, StabilityVerdi
     disturbed += row.discarded_runs_s.size();
     enough = enough && row.steady && row.repeats() >= result.runs;
   }
-  probe.stable = enough;
+  probe.stable = enough && probe.spread <= kMaxSpread;
   probe.summary = fmt::format(
       "{} of {} timed runs between steady readings, {} beside a reference reading over {:.0f} % "
       "slower than its fastest, {} extra round{}; {}",
@@ -231,7 +231,7 @@ std::string rows_text(const SuiteResult& r, SuiteSet set) {
                                  row.measured_runs_s.size() + row.discarded_runs_s.size())
                    : fmt::format("{} unsteady", row.measured_runs_s.size());
     out +=
-        fmt::format("{:<44} {:>12.3f} {:>12.3f} {:>9.3f}-{:<9.3f} {:>+7.1f}% {:>17} {:>6}\n",
+        fmt::format("{:<44} {:>12.3f} {:>12.3f} {:>9.3f}-{:<9.3f} {:>+7.1f}% {:>17} {:>10}\n",
                     row.name, row.predicted_s * 1e3, row.measured_s * 1e3, row.measured_p10_s * 1e3,
                     row.measured_p90_s * 1e3, 100 * row.error(), range, runs);
   }
@@ -264,7 +264,7 @@ std::string suite_text(const SuiteResult& r) {
       "kernel read within {:.0f} % of its fastest on both sides of it; {} wanted), after a "
       "warm-up round, the configurations interleaved\n",
       r.ranks, r.hardware, 100 * kMaxDrift, r.runs);
-  out += fmt::format("{:<44} {:>12} {:>12} {:>19} {:>8} {:>17} {:>6}\n", "configuration",
+  out += fmt::format("{:<44} {:>12} {:>12} {:>19} {:>8} {:>17} {:>10}\n", "configuration",
                      "predicted ms", "measured ms", "p10-p90 ms", "error", "p10-p90", "kept");
   out += rows_text(r, SuiteSet::development);
   out += rows_text(r, SuiteSet::holdout);

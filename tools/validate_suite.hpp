@@ -79,7 +79,9 @@ struct SuiteResult {
   std::size_t count(SuiteSet set) const;
 };
 
-// The suite's verdict on the machine: steady when every row kept `runs` steady runs; the summary
+// The suite's verdict on the machine: steady when every row kept `runs` steady runs and the
+// probe's spread is within its limit (a load present throughout slows every reading alike, so
+// the readings alone cannot see it; the spread within a reading does); the summary
 // counts the runs kept and discarded and the extra rounds, then the probe's own figures.
 StabilityVerdict suite_machine_verdict(const SuiteResult& result, StabilityVerdict probe);
 

@@ -8,12 +8,14 @@
 //   meshsim_machine_noise [SECONDS]   (default 30; prints one line per second, then the ranges)
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "kernels/cpu/gemm.hpp"
 #include "sim/kernel_call.hpp"
 #include "validate/cpu/shape_kernels.hpp"
 
@@ -77,6 +79,7 @@ int main(int argc, char** argv) {
                  argc > 1 ? argv[1] : "");
     return 2;
   }
+  meshsim::kernels::cpu::set_blas_threads(1);  // the reference's one BLAS thread
   meshsim::KernelCall gemm;
   gemm.kind = meshsim::KernelKind::gemm;
   gemm.dtype = meshsim::DType::fp32;

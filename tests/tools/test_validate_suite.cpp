@@ -132,6 +132,12 @@ TEST_CASE("validate suite: the verdict counts the runs kept between steady readi
   r.machine = v;
   CHECK(suite_text(r).find("5 unsteady\n") != std::string::npos);
   CHECK(suite_json(r)["configurations"][1]["steady"] == false);
+  // A load present throughout slows every reading alike (no reading is left out), but its spread
+  // within the readings is over the limit (25 %): not steady.
+  r.rows[1].steady = true;
+  StabilityVerdict busy = judge_stability(cs, 2, 2);
+  busy.spread = 1.4;
+  CHECK_FALSE(suite_machine_verdict(r, busy).stable);
   // Fewer kept runs than wanted: not steady either.
   r.rows[1].steady = true;
   r.rows[0].measured_runs_s.pop_back();

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kernels/cpu/gemm.hpp"
 #include "sim/kernel_call.hpp"
 #include "validate/cpu/shape_kernels.hpp"
 
@@ -19,6 +20,10 @@ KernelCall reference_kernel() {
 }
 
 }  // namespace
+
+StabilityProbe::StabilityProbe(RunWorld& world) : world_(world) {
+  kernels::cpu::set_blas_threads(1);
+}
 
 double current_load_1min() {
   std::ifstream in("/proc/loadavg");

@@ -17,7 +17,9 @@ inline constexpr double kFirstWarmupSeconds = 0.25;
 
 class StabilityProbe {
  public:
-  explicit StabilityProbe(RunWorld& world) : world_(world) {}
+  // Sets OpenBLAS to one thread (the reference's definition): a probe may read before any
+  // kernel runner has (its pthread build otherwise uses every core).
+  explicit StabilityProbe(RunWorld& world);
   // Collective over the world: one checkpoint named `phase`.
   void checkpoint(const std::string& phase);
   // Rank 0: every checkpoint so far (others: empty).

@@ -2,10 +2,9 @@
 // Which timed runs fell in a steady window of the machine (ARCHITECTURE.md §5). On a machine
 // whose speed changes from one second to the next, a run's time measures the moment as much as
 // the work: on this 2-core virtual machine, idle, the per-second median of a 512^3 fp32 GEMM
-// (one BLAS thread) ranged over 3.04-4.38 ms in 90 s while a pure arithmetic loop on the other
-// core held within 4 %; an hour later both moved (60 s: the GEMM over 41 %, the arithmetic over
-// 57 %; tests/bench/machine_noise.cpp). Other work on the host slows its caches and memory, and
-// at times its cores, in bursts of seconds. So every timed run is
+// (one BLAS thread) ranged over 3.06-5.24 ms in 60 s while a pure arithmetic loop on the other
+// core held within 9 % (tests/bench/machine_noise.cpp): other work on the host slows its shared
+// caches and memory, in bursts of seconds. So every timed run is
 // bracketed by readings of the reference kernel (stability_probe.hpp) and kept only when both
 // readings are within the drift limit of the fastest reading of the whole measurement: the
 // estimates then describe the machine's own speed, and a measurement that could not find
