@@ -151,22 +151,8 @@ std::vector<bool> run_steadiness(const StabilityProbe& probe) {
   return steady_between(readings);
 }
 
-// Rank 0: whether every configuration has `runs` steady timed runs (its first run is the
-// warm-up).
-bool enough_steady_runs(const SuiteRuns& runs, const std::vector<bool>& steady, std::size_t n,
-                        int wanted) {
-  std::vector<int> count(n, 0), seen(n, 0);
-  for (std::size_t i = 0; i < runs.config.size(); ++i) {
-    const std::size_t c = runs.config[i];
-    if (seen[c]++ > 0 && steady[i]) ++count[c];
-  }
-  return std::all_of(count.begin(), count.end(), [wanted](int k) { return k >= wanted; });
-}
-
-// Rank 0: the row of configuration `c`: its steady timed runs when there are kMinSteadyRuns of
-// them, else every timed run (the row then says it is not steady).
-SuiteRow suite_row(const PreparedConfig& p, std::size_t c, const SuiteRuns& runs,
-                   const std::vector<bool>& steady) {
+// Rank 0: configuration c's timed runs (its warm-up excluded), steady or disturbed.
+KeptRuns config_runs(const SuiteRuns& runs, const std::vector<bool>& steady, std::size_t c) {
   std::vector<double> values;
   std::vector<bool> flags;
   for (std::size_t i = 0; i < runs.config.size(); ++i) {
@@ -174,17 +160,36 @@ SuiteRow suite_row(const PreparedConfig& p, std::size_t c, const SuiteRuns& runs
     values.push_back(runs.makespan_s[i]);
     flags.push_back(steady[i]);
   }
-  KeptRuns kept = split_runs(values, flags, 1);
+  return split_runs(values, flags, 1);
+}
+
+// Rank 0: whether every one of the n configurations has `wanted` steady timed runs.
+bool enough_steady_runs(const SuiteRuns& runs, const std::vector<bool>& steady, std::size_t n,
+                        int wanted) {
+  for (std::size_t c = 0; c < n; ++c) {
+    if (config_runs(runs, steady, c).steady.size() < static_cast<std::size_t>(wanted)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Rank 0: the row of configuration `c`: its steady timed runs when there are kMinSteadyRuns of
+// them, else every timed run in order (the row then says it is not steady).
+SuiteRow suite_row(const PreparedConfig& p, std::size_t c, const SuiteRuns& runs,
+                   const std::vector<bool>& steady) {
+  KeptRuns kept = config_runs(runs, steady, c);
   SuiteRow row;
   row.name = p.config->name;
   row.command = p.config->command;
-  row.measured_runs_s = std::move(kept.steady);
-  row.discarded_runs_s = std::move(kept.disturbed);
-  if (row.measured_runs_s.size() < kMinSteadyRuns) {  // every timed run; the disturbed noted
-    row.measured_runs_s = drop_warmup(values, 1);
+  row.set = p.config->set;
+  if (kept.steady.size() >= kMinSteadyRuns) {
+    row.measured_runs_s = std::move(kept.steady);
+  } else {  // every timed run, in run order; the disturbed noted
+    row.measured_runs_s = config_runs(runs, std::vector<bool>(steady.size(), true), c).steady;
     row.steady = false;
   }
-  row.set = p.config->set;
+  row.discarded_runs_s = std::move(kept.disturbed);
   summarize_runs(row);
   return row;
 }

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "kernels/cpu/gemm.hpp"
-#include "sim/kernel_call.hpp"
+#include "validate/calibrate/stability_probe.hpp"
 #include "validate/cpu/shape_kernels.hpp"
 
 namespace {
@@ -80,10 +80,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   meshsim::kernels::cpu::set_blas_threads(1);  // the reference's one BLAS thread
-  meshsim::KernelCall gemm;
-  gemm.kind = meshsim::KernelKind::gemm;
-  gemm.dtype = meshsim::DType::fp32;
-  gemm.shape = meshsim::GemmShape{512, 512, 512};
+  const meshsim::KernelCall gemm = meshsim::reference_kernel();
   meshsim::run_kernel_on_scratch(gemm);  // scratch allocated and touched
   const auto t0 = Clock::now();
   std::vector<Sample> alu;

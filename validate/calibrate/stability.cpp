@@ -22,6 +22,10 @@ std::vector<double> pooled(const StabilityCheckpoint& c) {
 
 }  // namespace
 
+double reference_reading(const StabilityCheckpoint& checkpoint) {
+  return summarize(pooled(checkpoint), MeasurementKind::throughput).estimate;
+}
+
 double checkpoint_spread(const StabilityCheckpoint& checkpoint) {
   double spread = 0;
   for (std::vector<double> rank : checkpoint.reference_s) {
@@ -42,9 +46,9 @@ StabilityVerdict judge_stability(const std::vector<StabilityCheckpoint>& checkpo
   std::vector<double> spreads;
   for (std::size_t i = 0; i < checkpoints.size(); ++i) {
     const StabilityCheckpoint& c = checkpoints[i];
-    const RobustSummary s = summarize(pooled(c), MeasurementKind::throughput);
-    lo = i == 0 ? s.estimate : std::min(lo, s.estimate);
-    hi = i == 0 ? s.estimate : std::max(hi, s.estimate);
+    const double reading = reference_reading(c);
+    lo = i == 0 ? reading : std::min(lo, reading);
+    hi = i == 0 ? reading : std::max(hi, reading);
     spreads.push_back(checkpoint_spread(c));
     v.max_load = std::max(v.max_load, c.load_1min);
   }

@@ -50,6 +50,10 @@ struct StabilityVerdict {
   std::string summary;   // one line: the figures, their limits and the load
 };
 
+// A checkpoint's reading of the reference kernel: the median of its repeats pooled over the
+// ranks (s); InvariantError when it has none.
+double reference_reading(const StabilityCheckpoint& checkpoint);
+
 // One checkpoint's spread: the largest over its ranks of p75 / p25 - 1 (nearest rank) of that
 // rank's repeats; 0 when no rank has repeats.
 double checkpoint_spread(const StabilityCheckpoint& checkpoint);

@@ -9,7 +9,6 @@
 #include "validate/cpu/shape_kernels.hpp"
 
 namespace meshsim {
-namespace {
 
 KernelCall reference_kernel() {
   KernelCall call;
@@ -18,8 +17,6 @@ KernelCall reference_kernel() {
   call.shape = GemmShape{512, 512, 512};
   return call;
 }
-
-}  // namespace
 
 StabilityProbe::StabilityProbe(RunWorld& world) : world_(world) {
   kernels::cpu::set_blas_threads(1);

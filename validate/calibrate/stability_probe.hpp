@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/kernel_call.hpp"
 #include "validate/calibrate/stability.hpp"
 #include "validate/run/run_world.hpp"
 
@@ -31,6 +32,9 @@ class StabilityProbe {
   std::vector<StabilityCheckpoint> checkpoints_;
   int checkpoints_taken_ = 0;  // on this rank, cleared or not (the first warms up longer)
 };
+
+// The reference kernel: a 512 x 512 x 512 fp32 GEMM (run on scratch operands, one BLAS thread).
+KernelCall reference_kernel();
 
 // The 1-minute load average of this machine (/proc/loadavg); -1 when unreadable.
 double current_load_1min();

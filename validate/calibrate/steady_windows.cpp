@@ -3,16 +3,8 @@
 #include <algorithm>
 
 #include "sim/error.hpp"
-#include "validate/run/microbench_stats.hpp"
 
 namespace meshsim {
-
-double reference_reading(const StabilityCheckpoint& checkpoint) {
-  std::vector<double> all;
-  for (const auto& rank : checkpoint.reference_s) all.insert(all.end(), rank.begin(), rank.end());
-  MESHSIM_CHECK(!all.empty(), "stability checkpoint without reference repeats");
-  return median_seconds(all);
-}
 
 std::vector<bool> steady_between(const std::vector<double>& readings, double max_drift) {
   if (readings.size() < 2) return {};

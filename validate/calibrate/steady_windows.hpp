@@ -18,10 +18,6 @@
 
 namespace meshsim {
 
-// A checkpoint's reading of the reference kernel: the median of its repeats pooled over the
-// ranks (s); InvariantError when it has none.
-double reference_reading(const StabilityCheckpoint& checkpoint);
-
 // Run i ran between readings i and i + 1 (readings.size() - 1 runs). Steady when both of its
 // readings are at most (1 + max_drift) times the fastest reading. No runs for fewer than two
 // readings.

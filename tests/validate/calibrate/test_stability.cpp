@@ -112,3 +112,10 @@ TEST_CASE("stability: the 1-minute load average from /proc/loadavg; the JSON rec
   CHECK(j["checkpoints"][0]["spread"] == doctest::Approx(1.004 / 0.994 - 1));
   CHECK(j["max_drift"] == kMaxDrift);
 }
+
+TEST_CASE("stability: a checkpoint's reading is the median of every rank's repeats") {
+  StabilityCheckpoint c;
+  c.reference_s = {{3.0, 1.0, 2.0}, {5.0, 4.0}};  // pooled 1..5: median 3
+  CHECK(reference_reading(c) == doctest::Approx(3.0));
+  CHECK_THROWS_AS(reference_reading(StabilityCheckpoint{}), InvariantError);
+}

@@ -5,13 +5,6 @@
 
 using namespace meshsim;
 
-TEST_CASE("steady windows: a checkpoint's reading is the median of every rank's repeats") {
-  StabilityCheckpoint c;
-  c.reference_s = {{3.0, 1.0, 2.0}, {5.0, 4.0}};  // pooled 1..5: median 3
-  CHECK(reference_reading(c) == doctest::Approx(3.0));
-  CHECK_THROWS_AS(reference_reading(StabilityCheckpoint{}), InvariantError);
-}
-
 TEST_CASE("steady windows: a run is steady when both readings beside it are near the fastest") {
   // Fastest reading 1.0, limit 1.1 at 10 %: run 0 lies between 1.0 and 1.05 (steady), run 1
   // between 1.05 and 1.3 (not), run 2 between 1.3 and 1.1 (not: 1.3 is over), run 3 between 1.1
