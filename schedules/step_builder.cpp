@@ -24,6 +24,7 @@ std::string StepBuilder::describe(const TransformerModel& m, const StepPlan& p) 
 void StepBuilder::init(const TransformerModel& model, const StepPlan& plan, int gpus_per_node) {
   builder_.reserve(static_cast<std::size_t>(
       std::min(estimated_ops(model, plan, folds_tp(plan, gpus_per_node)), kMaxStepOps)));
+  builder_.set_host_issue(true);  // a framework's host issues the step op by op
   compute_ = builder_.stream("compute");
   tp_comm_ = builder_.stream("tp_comm");
   cp_comm_ = builder_.stream("cp_comm");

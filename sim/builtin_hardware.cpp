@@ -75,6 +75,17 @@ const char* const kInterferenceSource =
     "GPU-Accelerated Distributed Deep Learning, abstract; no per-GPU figure): the NCCL kernels "
     "take SMs and memory bandwidth from the kernels beside them. Newer GPUs carry the average as "
     "an assumption; `meshsim calibrate` measures it.";
+// Host time to issue one op on a DGX H100 host (Intel Xeon Platinum 8480C): the CPU time of one
+// PyTorch nn.Linear forward (one cuBLAS GEMM launch with autograd recording), BF16, hidden 2048,
+// 8192 tokens, measured at 13.48 us (NVIDIA/TransformerEngine issue #2053, "[PyTorch] High CPU
+// overhead on Grace systems", table "H100 DGX | torch"). A meshsim op often stands for several
+// framework ops (Transformer Engine modules cost more: 2.7x torch's on Grace in the same table),
+// so this is the host's lower bound.
+constexpr double kDgxH100HostOpUs = 13.48;
+const char* const kDgxH100HostSource =
+    "DGX H100 host (Xeon Platinum 8480C): CPU time of one PyTorch nn.Linear forward, 13.48 us "
+    "(NVIDIA/TransformerEngine issue #2053, BF16, hidden 2048, 8192 tokens); a lower bound for "
+    "a meshsim op, which can stand for several framework ops";
 const char* const kNcclLatency =
     "NCCL's Simple-protocol latency model (src/graph/tuning.cc): base 8.4 us, 3.4 us per NVLink "
     "step, 14 us per network step; collective_model nccl: NCCL's protocol choice over LL, LL128 "
@@ -98,6 +109,7 @@ struct Figures {
   int gpus_per_node = 8;                  // the NVLink domain
   int gpus_per_host = 0;                  // when the NVLink domain spans several hosts
   int sm_count = 0;                       // 0: not given
+  double host_op_us = 0;                  // host time per op; 0: no public figure for the host
   Mamf mamf;                              // scales the gemm curve (kMamfA100)
 };
 
@@ -160,6 +172,7 @@ json with_extras(json j, const Figures& f) {
   if (f.fp4_tflops > 0) j["peak_tflops"]["fp4"] = f.fp4_tflops;
   if (f.gpus_per_host > 0) j["gpus_per_host"] = f.gpus_per_host;
   if (f.sm_count > 0) j["sm_count"] = f.sm_count;
+  if (f.host_op_us > 0) j["host_op_us"] = f.host_op_us;
   return j;
 }
 
@@ -201,9 +214,11 @@ Figures hopper() {
             "NCCL all-reduce bus bandwidth about 370 GB/s on 8x H100 SXM (nccl-tests), 82 % of "
             "NVLink4's 450 GB/s per direction (18 links x 25 GB/s)"},
            {"network.nvls_bus_gbps", "NVLink SHARP all-reduce about 480 GB/s on 8x H100"},
-           {"network.nic_gbps", "one 400 Gb/s NDR NIC per GPU, about 48 GB/s achieved"}},
+           {"network.nic_gbps", "one 400 Gb/s NDR NIC per GPU, about 48 GB/s achieved"},
+           {"host_op_us", kDgxH100HostSource}},
       .fp8_tflops = 1979,
       .sm_count = 132,
+      .host_op_us = kDgxH100HostOpUs,
       // MAMF table: H100 SXM BF16 794.5 of 989 TFLOP/s (80.3 %), FP8 1,402.6 of 1,979 (70.9 %).
       .mamf = {0.803, 0.709, "H100 SXM"},
   };
@@ -266,6 +281,8 @@ Figures blackwell(double bf16, double fp8, double fp4, double fp64, double memor
   f.fp4_tflops = fp4;
   f.sm_count = 0;  // not in the Blackwell datasheets
   f.sources.erase("sm_count");
+  f.host_op_us = 0;  // another host CPU, no public figure
+  f.sources.erase("host_op_us");
   f.memory_gb = memory_gb;
   f.memory_tbps = 8;
   f.nvlink_bus_gbps = kNvlink5BusGbps;
@@ -349,6 +366,8 @@ Figures gb300_nvl72() {
 
 Figures mi300x() {
   Figures f = hopper();
+  f.host_op_us = 0;  // another host and software stack, no public figure
+  f.sources.erase("host_op_us");
   f.bf16_tflops = 1307.4;
   f.fp32_tflops = 653.7;  // TF32 matrix
   f.fp64_tflops = 163.4;  // FP64 matrix

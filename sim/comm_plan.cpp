@@ -125,8 +125,8 @@ void check_op_body(const Program& p, const Op& op, OpId id, int world) {
   }
 }
 
-// Ops: ids by position, on a rank of the mesh and an existing stream, depending only on earlier
-// ops of the same rank, calling something well-formed.
+// Ops: ids by position, on a rank of the mesh and an existing stream, depending (and host-waiting)
+// only on earlier ops of the same rank, calling something well-formed.
 void check_ops(const Program& p, int world) {
   const auto n_streams = static_cast<StreamId>(p.streams.size());
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
@@ -144,6 +144,10 @@ void check_ops(const Program& p, int world) {
       if (p.ops[static_cast<std::size_t>(d)].rank != op.rank) {
         fail_op(id, fmt::format("dep {} is on another rank", d));
       }
+    }
+    if (op.host_wait >= 0 &&
+        (op.host_wait >= id || p.ops[static_cast<std::size_t>(op.host_wait)].rank != op.rank)) {
+      fail_op(id, fmt::format("host_wait {} is not an earlier op of the same rank", op.host_wait));
     }
     check_op_body(p, op, id, world);
   }

@@ -68,6 +68,10 @@ Durations estimate_durations(const Program& program, const CommPlan& plan,
         }));
   }
   d.comm_interference = hw.comm_interference;
+  if (program.host_issue && hw.host_op > 0) {  // the host issue clock: the profile's time per op
+    const Nanos host = seconds_to_ns(hw.host_op, [] { return std::string("host_op_us"); });
+    d.host.assign(program.ops.size(), host);
+  }
   return d;
 }
 

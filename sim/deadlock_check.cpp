@@ -7,6 +7,8 @@
 //   D(prev in launch order) -> D(o)      single hardware queue
 //   D(peer) -> C(o)                      p2p rendezvous, both directions per transfer
 //   D(member) -> R(inst) -> C(member)    collectives complete when every member has arrived
+// and, when any op has a host wait, one issue vertex I(o) per op (the host issue clock):
+//   I(prev in launch order) -> I(o) -> D(o), C(host_wait) -> I(o)
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -52,6 +54,11 @@ std::size_t complete_vertex(std::size_t op) {
 
 using EdgeList = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
 
+bool has_host_waits(const Program& program) {
+  return std::any_of(program.ops.begin(), program.ops.end(),
+                     [](const Op& op) { return op.host_wait >= 0; });
+}
+
 // The readiness graph's edges (see the top of this file), in a fixed order.
 EdgeList readiness_edges(const Program& program, const CommPlan& plan) {
   const std::size_t n_ops = program.ops.size();
@@ -91,7 +98,20 @@ EdgeList readiness_edges(const Program& program, const CommPlan& plan) {
       add_edge(rv, complete_vertex(static_cast<std::size_t>(m)));
     }
   }
-
+  if (has_host_waits(program)) {
+    const std::size_t issue0 = 2 * n_ops + plan.collectives.size();
+    std::fill(last_launched.begin(), last_launched.end(), -1);
+    for (std::size_t i = 0; i < n_ops; ++i) {
+      const Op& op = program.ops[i];
+      auto& prev = last_launched[static_cast<std::size_t>(op.rank)];
+      if (prev >= 0) add_edge(issue0 + static_cast<std::size_t>(prev), issue0 + i);
+      prev = static_cast<std::int64_t>(i);
+      add_edge(issue0 + i, dispatch_vertex(i));
+      if (op.host_wait >= 0) {
+        add_edge(complete_vertex(static_cast<std::size_t>(op.host_wait)), issue0 + i);
+      }
+    }
+  }
   return edges;
 }
 
@@ -142,7 +162,7 @@ bool acyclic(const EdgeList& edges, std::size_t n_vertices) {
     std::vector<std::string> names;
     std::int64_t last_op = -1;
     for (Vertex v : path) {
-      if (v >= 2 * n_ops) continue;  // collective rendezvous vertex
+      if (v >= 2 * n_ops) continue;  // collective rendezvous or issue vertex
       const auto op = static_cast<std::int64_t>(v / 2);
       if (op == last_op) continue;
       last_op = op;
@@ -163,7 +183,8 @@ bool acyclic(const EdgeList& edges, std::size_t n_vertices) {
 }  // namespace
 
 void check_deadlock_free(const Program& program, const CommPlan& plan) {
-  const std::size_t n_vertices = 2 * program.ops.size() + plan.collectives.size();
+  const std::size_t n_vertices = 2 * program.ops.size() + plan.collectives.size() +
+                                 (has_host_waits(program) ? program.ops.size() : 0);
   MESHSIM_CHECK(n_vertices < (std::size_t{1} << 32), "the readiness graph fits 32-bit ids");
   const EdgeList edges = readiness_edges(program, plan);
   if (!acyclic(edges, n_vertices)) report_cycle(program, edges, n_vertices);

@@ -1,6 +1,7 @@
 #include "sim/engine.hpp"
 
 #include "sim/engine_index.hpp"
+#include "sim/host_clock.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -20,6 +21,7 @@ enum class EventType : std::uint8_t {
   collective_done,
   transfer_flow_start,    // latency paid: the transfer's bytes enter the flow network
   collective_flow_start,  // same for a collective instance
+  op_issued,              // the host issued an op that was ready before (host issue clock)
 };
 
 struct Event {
@@ -61,6 +63,7 @@ class Run {
       const std::int32_t i = index_->internal[id];
       if (ops_[static_cast<std::size_t>(i)].pending == 0) ready_.push_back(i);
     }
+    for (std::size_t r = 0; r < host_.ranks(); ++r) advance_host(r, 0);
     drain_ready(0);
     release_parked(0);
     std::vector<std::int32_t> finished;
@@ -141,6 +144,10 @@ class Run {
     }
     parked_.resize(ranks);
     parked_cause_.assign(ranks, kNone);
+    if (!durations_.host.empty()) {  // every op also waits for its issue
+      host_ = HostClock(program_, *index_, durations_.host);
+      for (HotOp& h : ops_) ++h.pending;
+    }
 
     timeline_.ops.assign(n_, OpTiming{});
     timeline_.causes.assign(n_, OpCause{});
@@ -151,6 +158,18 @@ class Run {
     std::vector<Event> storage;
     storage.reserve(std::min<std::size_t>(n_, std::size_t{1} << 20));
     heap_ = decltype(heap_)(EventLater{}, std::move(storage));
+  }
+
+  // The host issues ops up to its next wait: their issue times are known from here on (one more
+  // readiness condition met); an op ready before its issue time waits for it in drain_ready.
+  void advance_host(std::size_t r, Nanos t) {
+    issues_.clear();
+    host_.advance(r, t, timeline_.ops, issues_);
+    for (const std::int32_t op : issues_) {
+      if (--ops_[static_cast<std::size_t>(op)].pending > 0) continue;
+      timeline_.causes[static_cast<std::size_t>(id_of(op))] = host_.cause(op);
+      ready_.push_back(op);
+    }
   }
 
   OpId id_of(std::int32_t i) const { return index_->order[static_cast<std::size_t>(i)]; }
@@ -170,6 +189,11 @@ class Run {
   void drain_ready(Nanos t) {
     while (ready_head_ < ready_.size()) {
       const std::int32_t op = ready_[ready_head_++];
+      if (host_.ranks() > 0 && host_.issue_at(op) > t) {  // ready before the host issued it
+        timeline_.causes[static_cast<std::size_t>(id_of(op))] = host_.cause(op);
+        push(host_.issue_at(op), op, EventType::op_issued);
+        continue;
+      }
       const HotOp& h = ops_[static_cast<std::size_t>(op)];
       if (!single_queue_ && h.kind != OpKind::compute) {
         // Several hardware queues: comm waits for the running compute kernel to finish (the next
@@ -351,6 +375,9 @@ class Run {
                                    [op](const RunningWork& w) { return w.op == op; }));
       }
     }
+    if (host_.ranks() > 0 && host_.waits_for(static_cast<std::size_t>(h.rank), id)) {
+      advance_host(static_cast<std::size_t>(h.rank), t);
+    }
     if (h.stream_next != kNone) satisfy(h.stream_next, op, false);
     for (std::int32_t k = h.dependents_begin; k < h.dependents_end; ++k) {
       satisfy(index_->dependents[static_cast<std::size_t>(k)], op, false);
@@ -419,6 +446,9 @@ class Run {
       case EventType::collective_flow_start:
         network_->start(2 * e.id + 1, flows_->collectives[static_cast<std::size_t>(e.id)], e.time);
         break;
+      case EventType::op_issued:
+        ready_.push_back(e.id);
+        break;
     }
   }
 
@@ -445,6 +475,8 @@ class Run {
   std::vector<std::vector<std::int32_t>> parked_;
   std::vector<std::int32_t> parked_cause_;  // internal index of the compute that freed the rank
   std::vector<int> parked_ranks_;
+  HostClock host_;                    // no ranks: the host issue clock is off
+  std::vector<std::int32_t> issues_;  // ops the host just issued
 
   std::vector<std::int32_t> ready_;
   std::size_t ready_head_ = 0;

@@ -24,6 +24,11 @@ struct Durations {
   // excepted), its compute progresses this many times slower (NCCL kernels take SMs and memory
   // bandwidth); 1 = no interference. A kernel only waiting for its peers slows nothing.
   double comm_interference = 1.0;
+  // Host issue clock (ARCHITECTURE.md §3): per op (by op id), the host time to issue it. Each
+  // rank's host issues its ops in launch order, one after another; an op cannot be dispatched
+  // before it is issued, and after issuing an op marked host_sync the host waits for it to
+  // complete. Empty: ops are issued at time 0 (the host always ahead).
+  std::vector<Nanos> host;
 };
 
 // Signals a run emits; tracing and progress reporting subscribe here.

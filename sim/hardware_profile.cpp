@@ -48,6 +48,7 @@ constexpr std::string_view kTopFields[] = {"schema_version",
                                            "peak_tflops",
                                            "memory_tbps",
                                            "launch_overhead_us",
+                                           "host_op_us",
                                            "compute_efficiency",
                                            "memory_efficiency",
                                            "comm_interference",
@@ -360,6 +361,9 @@ HardwareProfile parse_profile(const json& j, const Reader& r, std::string_view o
   read_peak_flops(j, r, hw);
   hw.memory_bw = r.number(j, "", "memory_tbps", Need::positive, kUnitTera);
   hw.launch_overhead = r.number(j, "", "launch_overhead_us", Need::non_negative, kUnitMicro);
+  if (j.contains("host_op_us")) {
+    hw.host_op = r.number(j, "", "host_op_us", Need::non_negative, kUnitMicro);
+  }
   read_compute_efficiency(j, r, hw);
   {
     constexpr std::string_view what = "a non-empty array of [bytes, efficiency] pairs";

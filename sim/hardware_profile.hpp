@@ -81,6 +81,9 @@ struct HardwareProfile {
   int sm_count = 0;
   double memory_bw = 0;        // bytes/s
   double launch_overhead = 0;  // s added to every kernel
+  // s of host (CPU) time to issue one op (the framework's dispatch and the launch), optional; 0:
+  // the host is not modelled (always ahead of the device). See the host issue clock, §3.
+  double host_op = 0;
   // Per kernel kind name (see to_string(KernelKind)), or "<kind>.<fn>" for a kind with a fused
   // function (efficiency_key() in sim/compute_model.hpp); "default" applies to kinds not listed.
   std::map<std::string, EfficiencyTable> compute_efficiency;
@@ -99,8 +102,8 @@ struct HardwareProfile {
 // JSON schema (human units; GB = 1e9 bytes, TB = 1e12 bytes, every field required):
 //   "schema_version": 1, "name": "h100-sxm", "gpus_per_node": 8, "memory_gb": 80,
 //   "peak_tflops": {"bf16", "fp16", "fp32", "fp64"} (dense TFLOP/s), "memory_tbps": 3.35,
-//   "launch_overhead_us": 2, "comm_interference": 1.0 (>= 1),
-//   "compute_efficiency": {"<kernel kind>" | "<kernel kind>.<fused fn>" | "default":
+//   "launch_overhead_us": 2, optional "host_op_us" (>= 0, default 0), "comm_interference": 1.0 (>=
+//   1), "compute_efficiency": {"<kernel kind>" | "<kernel kind>.<fused fn>" | "default":
 //   [[flops, efficiency], ...]} ("default" required; "gemm.gelu" etc. from calibration;
 //   "gemm_fp8" for GEMMs on the FP8 tensor cores, else they use "gemm"),
 //   "memory_efficiency": [[bytes, efficiency], ...] (sizes strictly increasing, efficiencies in (0,

@@ -66,6 +66,7 @@ json to_json(const HardwareProfile& hw) {
       {"network", std::move(network)},
   };
   if (hw.gpus_per_host > 0) out["gpus_per_host"] = hw.gpus_per_host;
+  if (hw.host_op > 0) out["host_op_us"] = to_human(hw.host_op, kUnitMicro);
   if (hw.sm_count > 0) out["sm_count"] = hw.sm_count;
   if (!hw.attention_kernels.empty()) {
     json families = json::object();

@@ -56,6 +56,15 @@ void add_critical_path(const Program& program, const Timeline& tl, RunMetrics& m
     while (cause.op >= 0 && cause.by_dispatch) {
       cause = tl.causes[static_cast<std::size_t>(cause.op)];
     }
+    if (cause.by_host) {
+      // Issued by the host: its time since the host-sync op it waited for (or since 0).
+      const Nanos from = cause.op >= 0 ? tl.ops[static_cast<std::size_t>(cause.op)].end : 0;
+      const Nanos issued = tl.ops[static_cast<std::size_t>(released_from)].start;
+      auto& host = by_category["host"];
+      host.time += issued - from;
+      host.ops += 1;
+      covered += issued - from;
+    }
     cur = cause.op;
   }
   std::reverse(m.critical_ops.begin(), m.critical_ops.end());

@@ -27,7 +27,9 @@ struct RankMetrics {
 };
 
 struct CriticalPathCategory {
-  std::string category;  // kernel kind ("attention_fwd", ...) or comm kind ("p2p", "all_gather")
+  // kernel kind ("attention_fwd", ...), comm kind ("p2p", "all_gather") or "host" (the host
+  // issue clock: time the host spent issuing ops after it last waited for the device)
+  std::string category;
   Nanos time = 0;
   std::int64_t ops = 0;
 };

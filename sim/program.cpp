@@ -86,6 +86,10 @@ OpId ProgramBuilder::add(int rank, StreamId stream, std::string name, OpLabels l
   }
   program_.ops.push_back(
       Op{id, rank, stream, std::move(name), labels, std::move(deps), std::move(body), -1});
+  if (!host_wait_next_.empty() && host_wait_next_[static_cast<std::size_t>(rank)] >= 0) {
+    program_.ops.back().host_wait = host_wait_next_[static_cast<std::size_t>(rank)];
+    host_wait_next_[static_cast<std::size_t>(rank)] = -1;
+  }
   return id;
 }
 
@@ -93,6 +97,25 @@ void ProgramBuilder::set_fixed_time(OpId op, std::int64_t ns) {
   MESHSIM_CHECK(op >= 0 && static_cast<std::size_t>(op) < program_.ops.size(), "unknown op");
   MESHSIM_CHECK(ns >= 0, "negative fixed time");
   program_.ops[static_cast<std::size_t>(op)].fixed_ns = ns;
+}
+
+void ProgramBuilder::set_host_wait(OpId op, OpId waited) {
+  MESHSIM_CHECK(op >= 0 && static_cast<std::size_t>(op) < program_.ops.size(), "unknown op");
+  MESHSIM_CHECK(waited >= 0 && waited < op, "a host wait names an earlier op");
+  MESHSIM_CHECK(program_.ops[static_cast<std::size_t>(waited)].rank ==
+                    program_.ops[static_cast<std::size_t>(op)].rank,
+                "a host wait names an op of the same rank");
+  program_.ops[static_cast<std::size_t>(op)].host_wait = waited;
+}
+
+void ProgramBuilder::host_wait_next(OpId waited) {
+  MESHSIM_CHECK(waited >= 0 && static_cast<std::size_t>(waited) < program_.ops.size(),
+                "unknown op");
+  if (host_wait_next_.empty()) {
+    host_wait_next_.assign(static_cast<std::size_t>(program_.world_size()), -1);
+  }
+  host_wait_next_[static_cast<std::size_t>(program_.ops[static_cast<std::size_t>(waited)].rank)] =
+      waited;
 }
 
 void ProgramBuilder::reserve(std::size_t ops, std::size_t slots) {

@@ -102,6 +102,10 @@ struct Op {
   // cost model: the kernel's time, each transfer's time (a p2p op) or the collective's time. -1:
   // the cost model decides.
   std::int64_t fixed_ns = -1;
+  // An earlier op of the same rank the host waits for before it issues this op (-1: none): a
+  // device-to-host copy read on the host (`.cpu()`, `.item()`, an event or stream synchronize).
+  // Simulated by the host issue clock (ARCHITECTURE.md §3); the executors wait anyway.
+  OpId host_wait = -1;
 
   bool is_compute() const { return std::holds_alternative<KernelCall>(body); }
   bool operator==(const Op&) const = default;
@@ -136,6 +140,10 @@ struct Program {
   std::string description;
   Mesh mesh;
   bool single_queue = true;  // CUDA_DEVICE_MAX_CONNECTIONS=1
+  // Issued op by op by a framework's host thread (a training step in PyTorch): the engine runs
+  // the host issue clock (ARCHITECTURE.md §3) when the profile gives host_op_us. Off: the host is
+  // always ahead (a benchmark loop, explicit stage times).
+  bool host_issue = false;
   std::vector<std::string> streams;
   std::vector<Group> groups;
   std::vector<TensorSlot> slots;
@@ -159,6 +167,11 @@ class ProgramBuilder {
   OpId add(int rank, StreamId stream, std::string name, OpLabels labels, OpBody body,
            std::vector<OpId> deps = {});
   void set_fixed_time(OpId op, std::int64_t ns);
+  void set_host_issue(bool on) { program_.host_issue = on; }
+  // Before issuing `op` the host waits for `waited` (an earlier op of its rank) to complete.
+  void set_host_wait(OpId op, OpId waited);
+  // The same for the next op added on `waited`'s rank (where the host code reads a device value).
+  void host_wait_next(OpId waited);
   // Reserves room for `ops` ops and `slots` tensor slots (estimates; the Program still grows past
   // them).
   void reserve(std::size_t ops, std::size_t slots = 0);
@@ -168,6 +181,7 @@ class ProgramBuilder {
 
  private:
   Program program_;
+  std::vector<OpId> host_wait_next_;  // per rank, -1: none
 };
 
 }  // namespace meshsim

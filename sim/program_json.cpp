@@ -77,6 +77,7 @@ ojson op_to_json(const Op& op) {
   j["labels"] = labels;
   j["deps"] = op.deps;
   if (op.fixed_ns >= 0) j["fixed_ns"] = op.fixed_ns;
+  if (op.host_wait >= 0) j["host_wait"] = op.host_wait;
   if (const auto* k = std::get_if<KernelCall>(&op.body)) {
     j["kernel"] = kernel_to_json(*k);
   } else if (const auto* p = std::get_if<P2PCall>(&op.body)) {
@@ -206,8 +207,8 @@ std::vector<Transfer> transfers_from_json(const JsonField& f) {
 }
 
 Op op_from_json(const JsonField& f, OpId id) {
-  f.expect_keys(
-      {"rank", "stream", "name", "labels", "deps", "fixed_ns", "kernel", "p2p", "collective"});
+  f.expect_keys({"rank", "stream", "name", "labels", "deps", "fixed_ns", "host_wait", "kernel",
+                 "p2p", "collective"});
   Op op;
   op.id = id;
   op.rank = to_int(f["rank"], 0, kMaxInt);
@@ -227,6 +228,7 @@ Op op_from_json(const JsonField& f, OpId id) {
   if (labels.has("chunk")) op.labels.chunk = to_int(labels["chunk"], 0, kMaxInt);
   op.deps = int_list(f["deps"], 0, kMaxInt);
   if (f.has("fixed_ns")) op.fixed_ns = f["fixed_ns"].as_int(0, kMaxBytes);
+  if (f.has("host_wait")) op.host_wait = to_int(f["host_wait"], 0, kMaxInt);
   const int bodies =
       (f.has("kernel") ? 1 : 0) + (f.has("p2p") ? 1 : 0) + (f.has("collective") ? 1 : 0);
   if (bodies != 1) f.fail("exactly one of 'kernel', 'p2p', 'collective'");
@@ -271,6 +273,7 @@ nlohmann::ordered_json program_to_json(const Program& p) {
   for (const auto& d : p.mesh.dims()) dims.push_back({{"name", d.name}, {"size", d.size}});
   j["mesh"] = {{"dims", dims}, {"gpus_per_node", p.mesh.gpus_per_node()}};
   j["single_queue"] = p.single_queue;
+  if (p.host_issue) j["host_issue"] = true;
   j["streams"] = p.streams;
   ojson groups = ojson::array();
   for (const auto& g : p.groups) {
@@ -311,8 +314,8 @@ std::string program_to_text(const Program& program) {
 
 Program program_from_json(const nlohmann::json& j, std::string_view origin) {
   const JsonField top(j, std::string(origin));
-  top.expect_keys({"schema_version", "description", "mesh", "single_queue", "streams", "groups",
-                   "slots", "ops"});
+  top.expect_keys({"schema_version", "description", "mesh", "single_queue", "host_issue", "streams",
+                   "groups", "slots", "ops"});
   const JsonField version = top["schema_version"];
   if (version.as_int(0, kMaxInt) != kProgramSchemaVersion) {
     version.fail(fmt::format("{} (this meshsim reads program schema {})", kProgramSchemaVersion,
@@ -334,6 +337,7 @@ Program program_from_json(const nlohmann::json& j, std::string_view origin) {
   }
   p.mesh = Mesh(std::move(dims), to_int(mesh["gpus_per_node"], 1, 1024));
   p.single_queue = top["single_queue"].as_bool();
+  if (top.has("host_issue")) p.host_issue = top["host_issue"].as_bool();
   const JsonField streams = top["streams"];
   for (std::size_t i = 0; i < streams.size(); ++i) p.streams.push_back(streams.at(i).as_string());
   const JsonField groups = top["groups"];

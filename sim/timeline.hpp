@@ -21,6 +21,9 @@ struct OpTiming {
 struct OpCause {
   OpId op = -1;              // -1: ready at time 0
   bool by_dispatch = false;  // true: released by `op` being dispatched (single-queue launch order)
+  // true: released by the host issuing it (ARCHITECTURE.md §3 host issue clock); `op` is the
+  // host-sync op whose completion the host last waited for (-1: none, the host ran from 0)
+  bool by_host = false;
 };
 
 struct WindowTiming {

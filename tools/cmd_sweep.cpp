@@ -23,6 +23,7 @@
 #include "tools/commands.hpp"
 #include "tools/model_flag.hpp"
 #include "tools/output_file.hpp"
+#include "tools/simulate_outputs.hpp"
 #include "tools/simulation.hpp"
 #include "tools/sweep.hpp"
 #include "tools/sweep_explain.hpp"
@@ -263,11 +264,7 @@ int run_sweep_command(std::span<const std::string> argv, const CommandContext& c
     return 0;
   }
   const auto started = std::chrono::steady_clock::now();
-  HardwareProfile hw = load_hardware(args.get("--hardware", kSweepDefaultHardware));
-  if (args.has("--attention-kernel")) {
-    hw = select_attention_kernel(std::move(hw), args.get("--attention-kernel", ""),
-                                 "--attention-kernel");
-  }
+  const HardwareProfile hw = hardware_from_flags(args, kSweepDefaultHardware);
   std::ostringstream quiet;  // the ranks other than 0 under mpirun
   const TransformerModel model =
       load_model_flag(args.get("--model", kSweepDefaultModel), env.rank == 0 ? ctx.err : quiet);

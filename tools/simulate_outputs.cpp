@@ -20,6 +20,7 @@ std::vector<OptionSpec> simulate_output_options() {
       {"--attention-kernel", "NAME",
        "attention kernel family from the profile's attention_kernels (built-ins: fa2, and on "
        "Hopper fa3 and cudnn) [the profile's attention_kernel]"},
+      host_op_option(),
       {"--network", "analytical|flow",
        "network model: alpha-beta per call, or flows sharing ports max-min fairly [analytical]"},
       {"--oversubscription", "F", "flow model: node uplinks carry NICs x NIC bandwidth / F [1]"},
@@ -66,13 +67,27 @@ void read_flow_options(const Args& args, NetworkChoice& network) {
 
 }  // namespace
 
+OptionSpec host_op_option() {
+  return {"--host-op-us", "US",
+          "host time to issue one op (us): each rank's host issues its ops in launch order and "
+          "waits where the framework reads a device value (MoE token counts); applies to "
+          "Programs issued by a framework host (training steps); 0 = the host always ahead "
+          "[the profile's host_op_us: 13.48 on Hopper, else 0]"};
+}
+
+HardwareProfile hardware_from_flags(const Args& args, std::string_view fallback) {
+  HardwareProfile hw = load_hardware(args.get("--hardware", fallback));
+  if (args.has("--attention-kernel")) {
+    hw = select_attention_kernel(std::move(hw), args.get("--attention-kernel", ""),
+                                 "--attention-kernel");
+  }
+  if (args.has("--host-op-us")) hw.host_op = args.get_number("--host-op-us", 0, 1e6) * 1e-6;
+  return hw;
+}
+
 OutputRequest read_output_request(const Args& args, const CommandContext& ctx) {
   OutputRequest req;
-  req.hardware = load_hardware(args.get("--hardware", "h100-sxm"));
-  if (args.has("--attention-kernel")) {
-    req.hardware = select_attention_kernel(
-        std::move(req.hardware), args.get("--attention-kernel", ""), "--attention-kernel");
-  }
+  req.hardware = hardware_from_flags(args, "h100-sxm");
   req.provenance = Provenance{ctx.command_line, req.hardware.name, hardware_hash(req.hardware)};
   req.trace_path = args.get("--trace", "");
   req.network.flow = args.get_choice("--network", "analytical", {"analytical", "flow"}) == "flow";

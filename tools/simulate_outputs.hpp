@@ -14,6 +14,12 @@ namespace meshsim {
 
 std::vector<OptionSpec> simulate_output_options();
 
+// --host-op-us: the host issue clock's time per op (sweep shares it).
+OptionSpec host_op_option();
+// The profile --hardware names (`fallback` when absent) with --attention-kernel and --host-op-us
+// applied.
+HardwareProfile hardware_from_flags(const Args& args, std::string_view fallback);
+
 struct OutputRequest {
   HardwareProfile hardware;
   Provenance provenance;

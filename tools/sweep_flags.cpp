@@ -15,6 +15,7 @@
 #include "tools/model_flag.hpp"
 #include "tools/moe_flags.hpp"
 #include "tools/sharding_flags.hpp"
+#include "tools/simulate_outputs.hpp"
 #include "tools/sweep.hpp"
 #include "tools/tp_overlap_flag.hpp"
 
@@ -101,6 +102,7 @@ std::vector<OptionSpec> sweep_options() {
       {"--hardware", "NAME|FILE", "hardware profile [h100-sxm]"},
       {"--attention-kernel", "NAME",
        "attention kernel family from the profile's attention_kernels [the profile's]"},
+      host_op_option(),
       {"--tp", "LIST", "tensor-parallel sizes [1,2,4,8]"},
       {"--pp", "LIST", "pipeline-parallel sizes [1,2,4,8,16]"},
       {"--cp", "LIST", "context-parallel sizes [1,2,4]"},

@@ -215,6 +215,7 @@ NodeOp node_op(const pb::Node& n, int rank, std::string_view where, const NodeCo
   op.name = n.name();
   op.labels = labels(n, where);
   op.fixed_ns = int_attr(n, "fixed_ns", where, 0, kMaxNs).value_or(-1);
+  op.host_wait = static_cast<OpId>(int_attr(n, "host_wait", where, 0, kMaxInt).value_or(-1));
   out.op_id = int_attr(n, "op_id", where, 0, kMaxInt).value_or(-1);
   switch (n.type()) {
     case pb::COMP_NODE:

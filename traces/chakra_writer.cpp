@@ -49,6 +49,7 @@ Node op_node(const Program& program, const Op& op, std::uint64_t id, chakra::pb:
   if (op.labels.step >= 0) chakra::add_int64(n, "step", op.labels.step);
   if (op.labels.chunk >= 0) chakra::add_int64(n, "chunk", op.labels.chunk);
   if (op.fixed_ns >= 0) chakra::add_int64(n, "fixed_ns", op.fixed_ns);
+  if (op.host_wait >= 0) chakra::add_int64(n, "host_wait", op.host_wait);
   return n;
 }
 

@@ -12,6 +12,7 @@
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
 #include "sim/hardware_profile.hpp"
+#include "tests/schedules/device_hardware.hpp"
 #include "tests/schedules/tiny_models.hpp"
 
 using namespace meshsim;
@@ -43,7 +44,7 @@ std::string message_of(int layers, const PipelineShape& shape, const LayerLayout
 
 // Every kernel 1 us, every transfer and collective free (the step time of unit op times).
 Nanos unit_makespan(const Program& prog) {
-  const HardwareProfile hw = load_hardware("h100-sxm");
+  const HardwareProfile hw = testing::device_hardware();
   const CommPlan plan = validate_program(prog);
   Durations d = estimate_durations(prog, plan, hw);
   for (std::size_t i = 0; i < prog.ops.size(); ++i) d.ops[i] = prog.ops[i].is_compute() ? 1000 : 0;
@@ -132,7 +133,7 @@ TEST_CASE("layer layout: memory per stage follows the layers") {
   // pp 2, 1F1B, m 4: rank 0 holds min(p - r, m) = 2 microbatches in flight, rank 1 one.
   // Layers {2, 0}: rank 0 = 2 layers + embedding, rank 1 = the head only.
   const TransformerModel m = tiny(2);
-  const HardwareProfile hw = load_hardware("h100-sxm");
+  const HardwareProfile hw = testing::device_hardware();
   MemoryPlan p;
   p.pp = 2;
   p.microbatches = 4;

@@ -13,6 +13,7 @@
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
 #include "sim/hardware_profile.hpp"
+#include "tests/schedules/device_hardware.hpp"
 #include "tests/schedules/tiny_models.hpp"
 
 using namespace meshsim;
@@ -35,7 +36,7 @@ StepPlan plan_of(int tp, int pp, std::int64_t m, Recompute r, std::optional<int>
 
 // Every kernel 1 us, communication free.
 Nanos unit_makespan(const Program& prog) {
-  const HardwareProfile hw = load_hardware("h100-sxm");
+  const HardwareProfile hw = testing::device_hardware();
   const CommPlan plan = validate_program(prog);
   Durations d = estimate_durations(prog, plan, hw);
   for (std::size_t i = 0; i < prog.ops.size(); ++i) d.ops[i] = prog.ops[i].is_compute() ? 1000 : 0;
@@ -73,7 +74,7 @@ TEST_CASE("micro-batch-level recompute: in-flight memory") {
   // Rank r holds min(p - r, m) microbatches in flight; min(N, that) of them whole:
   // activations = w x (layer_none + extra) + (inflight - w) x (layer_stored + extra).
   const TransformerModel m = tiny(4);
-  const HardwareProfile hw = load_hardware("h100-sxm");
+  const HardwareProfile hw = testing::device_hardware();
   const StepPlan sp = plan_of(1, 4, 8, Recompute::full, 1);
   const MemoryPlan mp = memory_plan(sp);
   const ActivationTerms a = activation_terms(m, mp);

@@ -9,6 +9,7 @@
 #include "sim/hardware_profile.hpp"
 #include "sim/run.hpp"
 #include "sim/step_metrics.hpp"
+#include "tests/schedules/device_hardware.hpp"
 #include "tests/schedules/tiny_moe.hpp"
 
 using namespace meshsim;
@@ -36,7 +37,7 @@ TEST_CASE(
     "step moe: the ep bytes per rank equal the closed form (alltoall, uniform, tp = cp = 1)") {
   // moe_layers x microbatches x 4 (dispatch, combine, forward and backward) x tokens x top_k x
   // hidden x bytes x (ep - 1) / ep, tokens = mbs x seq.
-  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const HardwareProfile hw = testing::device_hardware();
   for (const int ep : {2, 4, 8}) {
     for (const int pp : {1, 2}) {
       CAPTURE(ep);
@@ -53,7 +54,7 @@ TEST_CASE(
 }
 
 TEST_CASE("step moe: an MoE layer's ops, and none of them in dense layers") {
-  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const HardwareProfile hw = testing::device_hardware();
   const TransformerModel m = tiny_moe(3, 1);
   const Program prog = build_training_step(m, plan(1, 1, 4, 4, 4), hw.gpus_per_node);
   // 1 built rank (dp folded), 1 microbatch, 2 MoE layers: forward dispatch + combine, backward
@@ -74,7 +75,7 @@ TEST_CASE("step moe: an MoE layer's ops, and none of them in dense layers") {
 }
 
 TEST_CASE("step moe: folded and unfolded steps take the same time under uniform routing") {
-  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const HardwareProfile hw = testing::device_hardware();
   const TransformerModel m = tiny_moe(3, 1);
   for (const int tp : {1, 2}) {
     CAPTURE(tp);
@@ -88,7 +89,7 @@ TEST_CASE("step moe: folded and unfolded steps take the same time under uniform 
 }
 
 TEST_CASE("step moe: skewed routing slows the experts; etp adds ETP collectives") {
-  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const HardwareProfile hw = testing::device_hardware();
   TransformerModel m = tiny_moe(3);
   m.moe->expert_ffn = 4096;  // experts dominate
   StepPlan p = plan(1, 1, 8, 8, 8);
@@ -109,7 +110,7 @@ TEST_CASE("step moe: skewed routing slows the experts; etp adds ETP collectives"
 }
 
 TEST_CASE("step moe: --moe-shared-expert-overlap runs the shared experts beside the all-to-alls") {
-  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const HardwareProfile hw = testing::device_hardware();
   TransformerModel m = tiny_moe(3, 1);
   m.moe->shared_ffn = 2048;  // shared experts worth overlapping
   StepPlan p = plan(1, 1, 8, 8, 8);
@@ -185,7 +186,7 @@ TEST_CASE("step moe: flex moves DeepEP's volume, RDMA and NVLink all-to-alls ove
   CHECK(count_named(one_node, "rdma") == 0);
   CHECK(comm_bytes_per_rank(one_node)[dim_index("ep")] ==
         doctest::Approx(4 * 8 * 4 * 8192.0 * 7 / 8).epsilon(1e-4));
-  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const HardwareProfile hw = testing::device_hardware();
   CHECK(run_simulation(prog, hw).metrics.makespan > 0);
 }
 
@@ -213,7 +214,7 @@ TEST_CASE("step moe: expert groups placed unevenly on the nodes build every rank
   CHECK_FALSE(expert_groups_fold_evenly(1, 1, 24, 1, 1, 6, 8));
   CHECK(expert_groups_fold_evenly(1, 1, 24, 1, 1, 8, 8));
   CHECK(expert_groups_fold_evenly(1, 1, 32, 1, 1, 16, 8));  // two nodes each
-  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const HardwareProfile hw = testing::device_hardware();
   TransformerModel m = tiny_moe(3);
   m.moe->experts = 12;
   StepPlan p = plan(1, 1, 24, 6, 48);
@@ -231,4 +232,44 @@ TEST_CASE("step moe: flex needs etp x ep > 1") {
                        doctest::Contains("flex needs etp x ep > 1"), InputError);
   p.moe.ep = 2;
   CHECK_NOTHROW(check_step_plan(tiny_moe(3), p));
+}
+
+namespace {
+
+const Op& op_named(const Program& p, std::string_view name) {
+  const auto it =
+      std::find_if(p.ops.begin(), p.ops.end(), [&](const Op& op) { return op.name == name; });
+  REQUIRE(it != p.ops.end());
+  return *it;
+}
+
+}  // namespace
+
+TEST_CASE("step moe: the host waits where Megatron-Core's dispatcher reads the token counts") {
+  // megatron/core/transformer/moe/token_dispatcher.py (MoEAlltoAllTokenDispatcher.preprocess):
+  // dropless with ep > 1 syncs "before_ep_alltoall", with a capacity factor "before_permutation_1";
+  // the counts come from the routing, whose last op here is the aux loss.
+  const HardwareProfile hw = testing::device_hardware();
+  const TransformerModel m = tiny_moe(3, 1);
+  StepPlan p = plan(1, 1, 4, 4, 4);
+  Program prog = build_training_step(m, p, hw.gpus_per_node);
+  CHECK(prog.host_issue);
+  const Op& aux = op_named(prog, "aux loss");
+  const Op& dispatch = op_named(prog, "dispatch all-to-all");
+  CHECK(dispatch.host_wait == aux.id);
+  CHECK(op_named(prog, "permute").host_wait == -1);
+
+  p.moe.capacity_factor = 1.0;
+  prog = build_training_step(m, p, hw.gpus_per_node);
+  CHECK(op_named(prog, "permute").host_wait == op_named(prog, "aux loss").id);
+  CHECK(op_named(prog, "dispatch all-to-all").host_wait == -1);
+
+  // The allgather dispatcher reads the gathered counts (`.cpu()`) before its experts.
+  p.moe.capacity_factor = 0;
+  p.moe.dispatcher = TokenDispatcher::allgather;
+  prog = build_training_step(m, p, hw.gpus_per_node);
+  const Op& gathered = op_named(prog, "dispatch all-gather");
+  const auto waits = std::count_if(prog.ops.begin(), prog.ops.end(),
+                                   [&](const Op& op) { return op.host_wait == gathered.id; });
+  CHECK(waits == 1);
 }

@@ -16,6 +16,7 @@
 #include "sim/run.hpp"
 #include "sim/step_metrics.hpp"
 #include "sim/time.hpp"
+#include "tests/schedules/device_hardware.hpp"
 #include "tests/schedules/tiny_moe.hpp"
 
 using namespace meshsim;
@@ -26,7 +27,7 @@ TEST_CASE("step moe: --overlap-moe-comm runs each all-to-all beside the other pa
   // dualpipev on 2 pipeline ranks, 8 microbatches: its overlapped pairs interleave at the EP
   // collectives. The same ops are emitted (another order); an all-to-all of one (microbatch,
   // chunk) now runs while a compute kernel of the other part runs, and the step is not slower.
-  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const HardwareProfile hw = testing::device_hardware();
   TransformerModel m = tiny_moe(5, 1);
   m.moe->expert_ffn = 1024;
   StepPlan p = plan(1, 2, 8, 8, 64);
@@ -111,7 +112,7 @@ double exposed_ep(const SimulationResult& r) {
 
 TEST_CASE(
     "step moe: --overlap-moe-comm on 1f1b (pp 1) and interleaved is Megatron's combined 1F1B") {
-  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const HardwareProfile hw = testing::device_hardware();
   TransformerModel m = tiny_moe(8, 1);
   m.moe->expert_ffn = 1024;
   // pp 1: 8 microbatches, F0, seven (F k+1, B k) pairs, B7.
@@ -158,7 +159,7 @@ TEST_CASE(
 
 TEST_CASE(
     "step moe: --delay-wgrad-compute launches the dispatch backward before the expert wgrads") {
-  const HardwareProfile hw = *builtin_hardware("h100-sxm");
+  const HardwareProfile hw = testing::device_hardware();
   TransformerModel m = tiny_moe(3);
   StepPlan p = plan(1, 1, 4, 4, 16);
   p.moe.overlap_comm = true;
