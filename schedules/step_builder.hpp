@@ -286,8 +286,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   // The dispatcher's collectives moving token copies to the experts (dispatch, or the combine's
   // backward) or back (combine, or the dispatch's backward).
   // `beside` (--moe-shared-expert-overlap): emitted right after the EP all-to-all, not waiting
-  // for it.
-  void move_tokens(const Ctx& c, const std::string& name, bool to_experts, bool yield = true,
+  // for it. Returns the allgather dispatcher's collective (-1: none or another dispatcher).
+  OpId move_tokens(const Ctx& c, const std::string& name, bool to_experts, bool yield = true,
                    const std::function<void()>& beside = {});
   // MLA's q and kv up-projections (per rank: a / t heads) around the core.
   void mla_up_forward(const Ctx& c, Phase phase, const std::string& pre);

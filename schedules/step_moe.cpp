@@ -116,17 +116,15 @@ OpId StepBuilder::moe_collective(const Ctx& c, std::string name, CollectiveKind 
   return op;
 }
 
-void StepBuilder::move_tokens(const Ctx& c, const std::string& name, bool to_experts, bool yield,
+OpId StepBuilder::move_tokens(const Ctx& c, const std::string& name, bool to_experts, bool yield,
                               const std::function<void()>& beside) {
   const CollectiveKind spread =
       to_experts ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter;
   const std::string word = to_experts ? " all-gather" : " reduce-scatter";
   if (p_.moe.dispatcher == TokenDispatcher::allgather) {
-    if (ep_ * etp_ > 1) {
-      moe_collective(c, name + word, spread, ep_etp_group_,
-                     local_tokens_ * m_.hidden * e_ * ep_ * etp_, yield);
-    }
-    return;
+    if (ep_ * etp_ <= 1) return -1;
+    return moe_collective(c, name + word, spread, ep_etp_group_,
+                          local_tokens_ * m_.hidden * e_ * ep_ * etp_, yield);
   }
   const auto all_to_all = [&] {
     if (ep_ <= 1) return;
@@ -148,6 +146,7 @@ void StepBuilder::move_tokens(const Ctx& c, const std::string& name, bool to_exp
     over_etp();
     all_to_all();
   }
+  return -1;
 }
 
 // The grouped expert GEMMs of the local experts (one GEMM per expert holding tokens) and their
@@ -259,20 +258,22 @@ void StepBuilder::moe_forward(const Ctx& c, const std::string& pre) {
   const bool fused = p_.moe.dispatcher == TokenDispatcher::flex;
   const bool alltoall = p_.moe.dispatcher == TokenDispatcher::alltoall;
   // The host reads the token counts (Megatron's cuda sync point): alltoall with a capacity factor
-  // before the permute, dropless before the EP all-to-all (ep or etp > 1) or the experts.
+  // before the permute, dropless before the EP all-to-all (ep or etp > 1) or the experts; DeepEP's
+  // dispatch call spins on the received counts before it launches the dispatch kernel.
   if (alltoall && p_.moe.capacity_factor > 0) builder_.host_wait_next(routed);
   if (!fused) {
     kernel(pre + "permute", c.phase, c.layer, c.mb, c.chunk, KernelKind::copy, VectorShape{tk});
   }
-  if (alltoall && p_.moe.capacity_factor <= 0) builder_.host_wait_next(routed);
+  if ((alltoall && p_.moe.capacity_factor <= 0) || fused) builder_.host_wait_next(routed);
   // Megatron's dispatch_postprocess launches the shared up GEMM right after the all-to-all,
   // before the ETP all-gather; the shared down after the combine's all-to-all.
   const std::function<void()> none;
   const std::function<void()> up = [&] { shared_up_forward(c, pre); };
   const std::function<void()> down = [&] { shared_down_forward(c, pre); };
-  move_tokens(c, pre + "dispatch", true, true, overlap ? up : none);
-  // allgather reads the gathered counts (`.cpu()`), DeepEP's dispatch the received ones.
-  if (!alltoall) builder_.host_wait_next(static_cast<OpId>(builder_.peek().ops.size()) - 1);
+  const OpId gathered = move_tokens(c, pre + "dispatch", true, true, overlap ? up : none);
+  if (p_.moe.dispatcher == TokenDispatcher::allgather) {  // `.cpu()` of the gathered counts
+    builder_.host_wait_next(gathered >= 0 ? gathered : routed);
+  }
   experts_pass(c, pre, false, false);
   move_tokens(c, pre + "combine", false, true, overlap ? down : none);
   if (!fused) {

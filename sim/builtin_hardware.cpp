@@ -79,13 +79,17 @@ const char* const kInterferenceSource =
 // PyTorch nn.Linear forward (one cuBLAS GEMM launch with autograd recording), BF16, hidden 2048,
 // 8192 tokens, measured at 13.48 us (NVIDIA/TransformerEngine issue #2053, "[PyTorch] High CPU
 // overhead on Grace systems", table "H100 DGX | torch"). A meshsim op often stands for several
-// framework ops (Transformer Engine modules cost more: 2.7x torch's on Grace in the same table),
-// so this is the host's lower bound.
+// framework ops (a Transformer Engine Linear cost 2.7x torch's on the Grace hosts of the same
+// table; its DGX H100 figure is not quoted), so this is the host's lower bound.
 constexpr double kDgxH100HostOpUs = 13.48;
 const char* const kDgxH100HostSource =
     "DGX H100 host (Xeon Platinum 8480C): CPU time of one PyTorch nn.Linear forward, 13.48 us "
     "(NVIDIA/TransformerEngine issue #2053, BF16, hidden 2048, 8192 tokens); a lower bound for "
     "a meshsim op, which can stand for several framework ops";
+const char* const kAssumedHostSource =
+    "Assumed: the DGX H100 host's 13.48 us per op (NVIDIA/TransformerEngine issue #2053, CPU time "
+    "of one PyTorch nn.Linear forward on a Xeon Platinum 8480C); no public figure for this "
+    "GPU's hosts";
 const char* const kNcclLatency =
     "NCCL's Simple-protocol latency model (src/graph/tuning.cc): base 8.4 us, 3.4 us per NVLink "
     "step, 14 us per network step; collective_model nccl: NCCL's protocol choice over LL, LL128 "
@@ -437,6 +441,7 @@ Figures h100_hbm2e() {
   f.sources["network.nic_gbps"] = std::string(torchtitan) +
                                   ": backend RDMA network with 400 Gb/s per GPU, about 48 GB/s "
                                   "achieved (as h100-sxm's)";
+  f.sources["host_op_us"] = kAssumedHostSource;
   return f;
 }
 
@@ -463,6 +468,8 @@ const std::map<std::string, HardwareProfile, std::less<>>& builtins() {
         "H800 NVLink 400 GB/s bidirectional = 8 NVLink4 links instead of 18: 200 GB/s per "
         "direction, at H100's 82 % achieved bus bandwidth 165 GB/s";
     h800.sources["network.nvls_bus_gbps"] = "NVLink SHARP not assumed on H800 (0)";
+    h200.sources["host_op_us"] = kAssumedHostSource;
+    h800.sources["host_op_us"] = kAssumedHostSource;
     std::map<std::string, HardwareProfile, std::less<>> m;
     for (const auto& [name, figures] :
          {std::pair<std::string, Figures>{"h100-sxm", hopper()},

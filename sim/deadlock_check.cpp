@@ -9,6 +9,7 @@
 //   D(member) -> R(inst) -> C(member)    collectives complete when every member has arrived
 // and, when any op has a host wait, one issue vertex I(o) per op (the host issue clock):
 //   I(prev in launch order) -> I(o) -> D(o), C(host_wait) -> I(o)
+// A host wait is part of the Program: it is checked even where no host time is simulated.
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -141,8 +142,8 @@ bool acyclic(const EdgeList& edges, std::size_t n_vertices) {
 }
 
 // A cycle of the graph, named op by op: a depth-first search (run only when Kahn found one).
-[[noreturn]] void report_cycle(const Program& program, const EdgeList& list,
-                               std::size_t n_vertices) {
+[[noreturn]] void report_cycle(const Program& program, const EdgeList& list, std::size_t n_vertices,
+                               std::size_t issue0) {
   const std::size_t n_ops = program.ops.size();
   std::vector<std::pair<std::size_t, std::size_t>> edges(list.begin(), list.end());
   const Graph g(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), n_vertices);
@@ -162,7 +163,17 @@ bool acyclic(const EdgeList& edges, std::size_t n_vertices) {
     std::vector<std::string> names;
     std::int64_t last_op = -1;
     for (Vertex v : path) {
-      if (v >= 2 * n_ops) continue;  // collective rendezvous or issue vertex
+      if (v >= issue0) {  // the host issuing an op (host clock): named when it waits
+        const Op& op = program.ops[v - issue0];
+        if (op.host_wait >= 0) {
+          names.push_back(fmt::format("the host, before issuing {}, waiting for {}",
+                                      describe_op(program, op.id),
+                                      describe_op(program, op.host_wait)));
+          last_op = -1;
+        }
+        continue;
+      }
+      if (v >= 2 * n_ops) continue;  // collective rendezvous vertex
       const auto op = static_cast<std::int64_t>(v / 2);
       if (op == last_op) continue;
       last_op = op;
@@ -183,11 +194,11 @@ bool acyclic(const EdgeList& edges, std::size_t n_vertices) {
 }  // namespace
 
 void check_deadlock_free(const Program& program, const CommPlan& plan) {
-  const std::size_t n_vertices = 2 * program.ops.size() + plan.collectives.size() +
-                                 (has_host_waits(program) ? program.ops.size() : 0);
+  const std::size_t issue0 = 2 * program.ops.size() + plan.collectives.size();
+  const std::size_t n_vertices = issue0 + (has_host_waits(program) ? program.ops.size() : 0);
   MESHSIM_CHECK(n_vertices < (std::size_t{1} << 32), "the readiness graph fits 32-bit ids");
   const EdgeList edges = readiness_edges(program, plan);
-  if (!acyclic(edges, n_vertices)) report_cycle(program, edges, n_vertices);
+  if (!acyclic(edges, n_vertices)) report_cycle(program, edges, n_vertices, issue0);
 }
 
 }  // namespace meshsim

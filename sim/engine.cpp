@@ -96,6 +96,7 @@ class Run {
       }
       release_parked(t);
     }
+    if (host_.ranks() > 0) timeline_.host_waits = host_.take_waits();
     if (network_) {
       timeline_.ports = network_->stats();
       timeline_.link_rates = network_->samples();

@@ -26,7 +26,7 @@ struct Durations {
   double comm_interference = 1.0;
   // Host issue clock (ARCHITECTURE.md §3): per op (by op id), the host time to issue it. Each
   // rank's host issues its ops in launch order, one after another; an op cannot be dispatched
-  // before it is issued, and after issuing an op marked host_sync the host waits for it to
+  // before it is issued, and before issuing an op with a host_wait the host waits for that op to
   // complete. Empty: ops are issued at time 0 (the host always ahead).
   std::vector<Nanos> host;
 };

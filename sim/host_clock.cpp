@@ -15,6 +15,7 @@ HostClock::HostClock(const Program& program, const EngineIndex& index,
   cursor_.assign(ranks, 0);
   waiting_.assign(ranks, kNoOp);
   resumed_by_.assign(ranks, kNoOp);
+  wait_from_.assign(ranks, 0);
   launch_order_.resize(ranks);
   issue_at_.assign(program.ops.size(), 0);
   issued_after_.assign(program.ops.size(), kNoOp);
@@ -29,8 +30,11 @@ void HostClock::advance(std::size_t r, Nanos t, const std::vector<OpTiming>& don
   const auto& order = launch_order_[r];
   std::size_t& cursor = cursor_[r];
   Nanos& clock = clock_[r];
-  if (waiting_[r] != kNoOp) {
-    resumed_by_[r] = waiting_[r];
+  if (waiting_[r] != kNoOp) {  // resumed: the waited op completed at t
+    if (t > wait_from_[r]) {   // the host did wait (its clock had not passed the completion)
+      waits_.push_back(HostWait{static_cast<int>(r), order[cursor], waiting_[r], wait_from_[r], t});
+      resumed_by_[r] = waiting_[r];
+    }
     waiting_[r] = kNoOp;
   }
   clock = std::max(clock, t);
@@ -39,6 +43,7 @@ void HostClock::advance(std::size_t r, Nanos t, const std::vector<OpTiming>& don
     const OpId wait = program_->ops[static_cast<std::size_t>(id)].host_wait;
     if (wait >= 0 && done[static_cast<std::size_t>(wait)].end < 0) {
       waiting_[r] = wait;
+      wait_from_[r] = clock;
       return;
     }
     ++cursor;

@@ -34,6 +34,8 @@ class HostClock {
   // The op the rank's host last waited for (op id; -1: none).
   OpId resumed_by(std::size_t rank) const { return resumed_by_[rank]; }
   std::size_t ranks() const { return clock_.size(); }
+  // The waits that took time, in the order they ended.
+  std::vector<HostWait> take_waits() { return std::move(waits_); }
 
  private:
   const Program* program_ = nullptr;
@@ -46,6 +48,8 @@ class HostClock {
   std::vector<std::vector<OpId>> launch_order_;  // per rank, op ids
   std::vector<Nanos> issue_at_;                  // by internal index
   std::vector<OpId> issued_after_;               // by internal index
+  std::vector<Nanos> wait_from_;                 // per rank: host time the current wait began
+  std::vector<HostWait> waits_;
 };
 
 }  // namespace meshsim

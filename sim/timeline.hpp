@@ -32,6 +32,16 @@ struct WindowTiming {
   OpId started_by = -1;  // the op whose dispatch completed the rendezvous
 };
 
+// The host issue clock (ARCHITECTURE.md §3): a rank's host waiting, before it issues `op`, for
+// `waited` to complete, from the host time it got there to the completion.
+struct HostWait {
+  int rank = 0;
+  OpId op = -1;
+  OpId waited = -1;
+  Nanos from = 0;
+  Nanos to = 0;
+};
+
 struct Timeline {
   std::vector<OpTiming> ops;
   std::vector<OpCause> causes;
@@ -43,6 +53,7 @@ struct Timeline {
   std::uint64_t events = 0;                // engine events processed
   std::vector<PortStats> ports;            // flow-level network runs: bytes and busy time per port
   std::vector<LinkRateSample> link_rates;  // flow-level runs: bandwidth in use per link class
+  std::vector<HostWait> host_waits;        // host clock on: each wait that took time, in order
 };
 
 }  // namespace meshsim

@@ -77,6 +77,11 @@ const OptionSpec& Args::spec(std::string_view name) const {
   throw InvariantError(fmt::format("flag {} read but not declared", name));
 }
 
+bool Args::declares(std::string_view name) const {
+  return std::any_of(specs_.begin(), specs_.end(),
+                     [&](const OptionSpec& s) { return s.name == name; });
+}
+
 bool Args::has(std::string_view name) const {
   spec(name);
   return find(name) != nullptr;

@@ -28,6 +28,8 @@ class Args {
 
   bool help_requested() const { return help_; }
   bool has(std::string_view name) const;
+  // Whether the command declares the flag (shared readers of flags only some commands take).
+  bool declares(std::string_view name) const;
   std::string get(std::string_view name, std::string_view fallback) const;
   // Integer in [min, max]; the error names the flag and the range.
   std::int64_t get_int(std::string_view name, std::int64_t fallback, std::int64_t min,

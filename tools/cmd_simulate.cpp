@@ -21,6 +21,7 @@ int run_simulate_command(std::span<const std::string> argv, const CommandContext
        "comm_group.json when its collectives name process groups), or DIR/<prefix>"},
   };
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
+  specs.push_back(host_op_option());
   const Args args("simulate", specs, argv);
   if (args.help_requested()) {
     ctx.out << args.help_text(

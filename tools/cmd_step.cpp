@@ -141,6 +141,7 @@ std::vector<OptionSpec> step_options() {
   for (auto& o : sharding_options()) specs.push_back(std::move(o));
   for (auto& o : moe_options()) specs.push_back(std::move(o));
   for (auto& o : simulate_output_options()) specs.push_back(std::move(o));
+  specs.push_back(host_op_option());
   return specs;
 }
 

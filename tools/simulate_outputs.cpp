@@ -20,7 +20,6 @@ std::vector<OptionSpec> simulate_output_options() {
       {"--attention-kernel", "NAME",
        "attention kernel family from the profile's attention_kernels (built-ins: fa2, and on "
        "Hopper fa3 and cudnn) [the profile's attention_kernel]"},
-      host_op_option(),
       {"--network", "analytical|flow",
        "network model: alpha-beta per call, or flows sharing ports max-min fairly [analytical]"},
       {"--oversubscription", "F", "flow model: node uplinks carry NICs x NIC bandwidth / F [1]"},
@@ -70,9 +69,9 @@ void read_flow_options(const Args& args, NetworkChoice& network) {
 OptionSpec host_op_option() {
   return {"--host-op-us", "US",
           "host time to issue one op (us): each rank's host issues its ops in launch order and "
-          "waits where the framework reads a device value (MoE token counts); applies to "
-          "Programs issued by a framework host (training steps); 0 = the host always ahead "
-          "[the profile's host_op_us: 13.48 on Hopper, else 0]"};
+          "waits where the framework reads a device value (MoE token counts); for Programs a "
+          "framework host issues (the training step, a Program file with host_issue); 0 = the "
+          "host always ahead [the profile's host_op_us: 13.48 on Hopper, else 0]"};
 }
 
 HardwareProfile hardware_from_flags(const Args& args, std::string_view fallback) {
@@ -81,7 +80,9 @@ HardwareProfile hardware_from_flags(const Args& args, std::string_view fallback)
     hw = select_attention_kernel(std::move(hw), args.get("--attention-kernel", ""),
                                  "--attention-kernel");
   }
-  if (args.has("--host-op-us")) hw.host_op = args.get_number("--host-op-us", 0, 1e6) * 1e-6;
+  if (args.declares("--host-op-us") && args.has("--host-op-us")) {
+    hw.host_op = args.get_number("--host-op-us", 0, 1e6) * 1e-6;
+  }
   return hw;
 }
 

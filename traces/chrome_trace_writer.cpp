@@ -209,6 +209,27 @@ void ChromeTraceRecorder::add_link_counters(const std::vector<LinkRateSample>& s
   }
 }
 
+void ChromeTraceRecorder::add_host_waits(const std::vector<HostWait>& waits) {
+  host_thread_.assign(static_cast<std::size_t>(program_.world_size()), false);
+  const int tid = tid_of(static_cast<StreamId>(program_.streams.size()));  // after the streams
+  for (const HostWait& w : waits) {
+    const Op& waited = program_.ops[static_cast<std::size_t>(w.waited)];
+    json e = json::object();
+    e["name"] = fmt::format("host waits for {}", waited.name);
+    e["cat"] = "host";
+    e["ph"] = "X";
+    e["ts"] = to_us(w.from);
+    e["dur"] = to_us(w.to - w.from);
+    e["pid"] = w.rank;
+    e["tid"] = tid;
+    e["args"] = json{{"waited_op", w.waited},
+                     {"next_op", w.op},
+                     {"next", program_.ops[static_cast<std::size_t>(w.op)].name}};
+    push_event(w.from, std::move(e));
+    host_thread_[static_cast<std::size_t>(w.rank)] = true;
+  }
+}
+
 std::string link_counter_name(const std::string& link_class) {
   return link_class + " bandwidth (GB/s, sum over its ports)";
 }
@@ -236,6 +257,11 @@ std::vector<json> ChromeTraceRecorder::metadata_events() const {
       const auto stream = static_cast<StreamId>(s);
       events.push_back(metadata_event("thread_name", r, tid_of(stream), program_.streams[s]));
       events.push_back(metadata_event("thread_sort_index", r, tid_of(stream), stream));
+    }
+    if (!host_thread_.empty() && host_thread_[static_cast<std::size_t>(r)]) {
+      const auto host = static_cast<StreamId>(n_streams);
+      events.push_back(metadata_event("thread_name", r, tid_of(host), "host"));
+      events.push_back(metadata_event("thread_sort_index", r, tid_of(host), host));
     }
   }
   if (network_process_) {

@@ -59,6 +59,9 @@ class ChromeTraceRecorder {
   // carried). Classes named "" (no port of that class in the network) get no track.
   void add_link_counters(const std::vector<LinkRateSample>& samples,
                          const std::vector<std::string>& class_names);
+  // The host issue clock's waits (Timeline::host_waits) as slices on a "host" thread of each rank
+  // that has one: the host waiting for an op to complete before it issues the next.
+  void add_host_waits(const std::vector<HostWait>& waits);
 
   nlohmann::json to_json() const;
   void write(std::ostream& out) const;
@@ -77,6 +80,7 @@ class ChromeTraceRecorder {
   const CommPlan& plan_;
   TraceMetadata metadata_;
   bool network_process_ = false;
+  std::vector<bool> host_thread_;               // per rank: a host wait was recorded
   std::vector<nlohmann::json> events_;          // timed events in insertion order
   std::vector<Nanos> event_ts_;                 // their timestamps, parallel to events_
   std::vector<OpTiming> op_timings_;            // per op id

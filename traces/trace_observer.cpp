@@ -15,6 +15,7 @@ void ChromeTraceObserver::finished(const Timeline& timeline, const FlowPlan* flo
     for (std::uint8_t c : flows->port_class) names[c] = FlowPlan::kLinkClassNames[c];
     recorder_->add_link_counters(timeline.link_rates, names);
   }
+  if (!timeline.host_waits.empty()) recorder_->add_host_waits(timeline.host_waits);
   std::ostringstream out;
   recorder_->write(out);
   text_ = out.str();

@@ -272,4 +272,15 @@ TEST_CASE("step moe: the host waits where Megatron-Core's dispatcher reads the t
   const auto waits = std::count_if(prog.ops.begin(), prog.ops.end(),
                                    [&](const Op& op) { return op.host_wait == gathered.id; });
   CHECK(waits == 1);
+
+  // DeepEP's dispatch call spins on the received counts before it launches its dispatch kernel
+  // (fused_a2a.py): the host waits for the routing right before the dispatch.
+  p.moe.dispatcher = TokenDispatcher::flex;
+  prog = build_training_step(m, p, hw.gpus_per_node);
+  const OpId routed = op_named(prog, "aux loss").id;
+  const auto waiting = std::find_if(prog.ops.begin(), prog.ops.end(),
+                                    [&](const Op& op) { return op.host_wait == routed; });
+  REQUIRE(waiting != prog.ops.end());
+  CHECK(waiting->id == routed + 1);
+  CHECK(waiting->name.find("dispatch") != std::string::npos);
 }

@@ -81,6 +81,12 @@ TEST_CASE("a host wait: the host issues nothing until the waited op completes") 
   CHECK(r.timeline.makespan == 230);
   CHECK(r.timeline.causes[1].by_host);
   CHECK(r.timeline.causes[1].op == a);
+  // The wait itself: from the host's clock after issuing a (10) to a's completion (110).
+  REQUIRE(r.timeline.host_waits.size() == 1);
+  CHECK(r.timeline.host_waits[0].op == w);
+  CHECK(r.timeline.host_waits[0].waited == a);
+  CHECK(r.timeline.host_waits[0].from == 10);
+  CHECK(r.timeline.host_waits[0].to == 110);
 
   // The critical path: b (100) after the host's 10 ns issue after a, a (100) after the first
   // issue (10); c ends at 230 after the host's issue of b and c (20 ns) after a.
@@ -92,6 +98,24 @@ TEST_CASE("a host wait: the host issues nothing until the waited op completes") 
   }
   CHECK(total == 230);
   CHECK(host == 30);  // 0-10 before a, 110-130 before c
+}
+
+TEST_CASE("a host wait on an op that completed before the host got there costs nothing") {
+  // Host 1000 ns per op: w (100 ns) is issued at 1000 and done at 1100; the host reaches x, which
+  // waits for w, only at 6000 (after five more issues), so it never waits.
+  ProgramBuilder b(Mesh({{"dp", 1}}, 8), false, "t");
+  b.set_host_issue(true);
+  const StreamId s = b.stream("compute");
+  const StreamId other = b.stream("other");
+  const OpId w = b.add(0, s, "w", {}, vector_kernel());
+  for (int i = 0; i < 5; ++i) b.add(0, other, "small", {}, vector_kernel());
+  b.host_wait_next(w);
+  const OpId x = b.add(0, s, "x", {}, vector_kernel());
+  const Ran r = run(std::move(b).finish(), 100, 1000);
+  CHECK(r.timeline.ops[static_cast<std::size_t>(x)].start == 7000);
+  CHECK(r.timeline.causes[static_cast<std::size_t>(x)].by_host);
+  CHECK(r.timeline.causes[static_cast<std::size_t>(x)].op == -1);  // no wait on the path
+  CHECK(r.timeline.host_waits.empty());
 }
 
 TEST_CASE("without host times the host wait changes nothing") {
@@ -120,6 +144,8 @@ TEST_CASE("two hosts each waiting for a receive before their send deadlock") {
   }
   const Program p = std::move(b).finish();
   CHECK_THROWS_WITH_AS(validate_program(p), doctest::Contains("deadlock"), InputError);
+  CHECK_THROWS_WITH_AS(validate_program(p), doctest::Contains("the host, before issuing"),
+                       InputError);
   Program free_running = p;
   for (Op& op : free_running.ops) op.host_wait = -1;
   CHECK_NOTHROW(validate_program(free_running));

@@ -324,5 +324,41 @@ TEST_CASE("chrome trace: collectives are comm slices named by their kind, withou
   CHECK(events_with_ph(trace, "M").size() == 2 * (2 + 2 * 2));
 }
 
+TEST_CASE("chrome trace: the host's waits on a host track of their rank") {
+  // Host 10 ns per op, kernels 100 ns: the host issues "routing" at 10, then waits for it before
+  // issuing "dispatch" (10 -> 110), as the engine's host clock records.
+  ProgramBuilder b(Mesh({{"dp", 1}}, 8), false, "host wait");
+  b.set_host_issue(true);
+  const StreamId compute = b.stream("compute");
+  const OpId routing = b.add(0, compute, "routing", {}, small_gemm());
+  b.host_wait_next(routing);
+  b.add(0, compute, "dispatch", {}, small_gemm());
+  const Program p = std::move(b).finish();
+  const CommPlan plan = match_communication(p);
+  Durations d;
+  d.ops = {100, 100};
+  d.host = {10, 10};
+  ChromeTraceRecorder recorder(p, plan, TraceMetadata{});
+  const Timeline t = simulate(p, plan, d, recorder.signals());
+  REQUIRE(t.host_waits.size() == 1);
+  recorder.add_host_waits(t.host_waits);
+  const json trace = recorder.to_json();
+  const auto spans = events_with_ph(trace, "X");
+  const auto host =
+      std::find_if(spans.begin(), spans.end(), [](const json& e) { return e.at("cat") == "host"; });
+  REQUIRE(host != spans.end());
+  CHECK(host->at("name") == "host waits for routing");
+  CHECK(to_ns(host->at("ts")) == 10);
+  CHECK(to_ns(host->at("dur")) == 100);
+  CHECK(host->at("tid") == 2);  // after the one stream's thread (tid 1)
+  CHECK(host->at("args").at("next") == "dispatch");
+  bool named = false;
+  for (const auto& e : trace.at("traceEvents")) {
+    named = named || (e.at("ph") == "M" && e.at("name") == "thread_name" && e.at("tid") == 2 &&
+                      e.at("args").at("name") == "host");
+  }
+  CHECK(named);
+}
+
 }  // namespace
 }  // namespace meshsim
