@@ -9,11 +9,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "sim/builtin_host_figures.hpp"
 #include "sim/hardware_profile.hpp"
 
 namespace meshsim {
 namespace {
 
+using builtin::kAssumedHostSource;
+using builtin::kDgxH100HostOpUs;
+using builtin::kDgxH100HostSource;
 using nlohmann::json;
 
 json table(std::initializer_list<std::pair<double, double>> points) {
@@ -75,21 +79,6 @@ const char* const kInterferenceSource =
     "GPU-Accelerated Distributed Deep Learning, abstract; no per-GPU figure): the NCCL kernels "
     "take SMs and memory bandwidth from the kernels beside them. Newer GPUs carry the average as "
     "an assumption; `meshsim calibrate` measures it.";
-// Host time to issue one op on a DGX H100 host (Intel Xeon Platinum 8480C): the CPU time of one
-// PyTorch nn.Linear forward (one cuBLAS GEMM launch with autograd recording), BF16, hidden 2048,
-// 8192 tokens, measured at 13.48 us (NVIDIA/TransformerEngine issue #2053, "[PyTorch] High CPU
-// overhead on Grace systems", table "H100 DGX | torch"). A meshsim op often stands for several
-// framework ops (a Transformer Engine Linear cost 2.7x torch's on the Grace hosts of the same
-// table; its DGX H100 figure is not quoted), so this is the host's lower bound.
-constexpr double kDgxH100HostOpUs = 13.48;
-const char* const kDgxH100HostSource =
-    "DGX H100 host (Xeon Platinum 8480C): CPU time of one PyTorch nn.Linear forward, 13.48 us "
-    "(NVIDIA/TransformerEngine issue #2053, BF16, hidden 2048, 8192 tokens); a lower bound for "
-    "a meshsim op, which can stand for several framework ops";
-const char* const kAssumedHostSource =
-    "Assumed: the DGX H100 host's 13.48 us per op (NVIDIA/TransformerEngine issue #2053, CPU time "
-    "of one PyTorch nn.Linear forward on a Xeon Platinum 8480C); no public figure for this "
-    "GPU's hosts";
 const char* const kNcclLatency =
     "NCCL's Simple-protocol latency model (src/graph/tuning.cc): base 8.4 us, 3.4 us per NVLink "
     "step, 14 us per network step; collective_model nccl: NCCL's protocol choice over LL, LL128 "

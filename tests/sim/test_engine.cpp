@@ -11,21 +11,6 @@ using namespace meshsim::testing;
 
 namespace {
 
-struct Ran {
-  Program program;
-  CommPlan plan;
-  Timeline timeline;
-};
-
-Ran run(Program p, Nanos compute_ns, Nanos transfer_ns, Nanos collective_ns = 0) {
-  Ran r{std::move(p), {}, {}};
-  r.plan = validate_program(r.program);
-  r.timeline =
-      simulate(r.program, r.plan,
-               uniform_durations(r.program, r.plan, compute_ns, transfer_ns, collective_ns));
-  return r;
-}
-
 const OpTiming& at(const Timeline& t, OpId id) {
   return t.ops[static_cast<std::size_t>(id)];
 }

@@ -14,20 +14,9 @@ using namespace meshsim::testing;
 
 namespace {
 
-struct Ran {
-  Program program;
-  CommPlan plan;
-  Timeline timeline;
-};
-
 // Every kernel `compute_ns`, every op `host_ns` of host time to issue.
-Ran run(Program p, Nanos compute_ns, Nanos host_ns) {
-  Ran r{std::move(p), {}, {}};
-  r.plan = validate_program(r.program);
-  Durations d = uniform_durations(r.program, r.plan, compute_ns, 0, 0);
-  d.host.assign(r.program.ops.size(), host_ns);
-  r.timeline = simulate(r.program, r.plan, d);
-  return r;
+Ran run_host(Program p, Nanos compute_ns, Nanos host_ns) {
+  return run(std::move(p), compute_ns, 0, 0, host_ns);
 }
 
 Program three_kernels() {
@@ -42,7 +31,7 @@ Program three_kernels() {
 
 TEST_CASE("a host slower than its kernels: each kernel starts when it is issued") {
   // Host 30 ns per op, kernels 10 ns: issued at 30, 60, 90, each done 10 ns later.
-  const Ran r = run(three_kernels(), 10, 30);
+  const Ran r = run_host(three_kernels(), 10, 30);
   CHECK(r.timeline.ops[0].start == 30);
   CHECK(r.timeline.ops[1].start == 60);
   CHECK(r.timeline.ops[2].start == 90);
@@ -53,7 +42,7 @@ TEST_CASE("a host slower than its kernels: each kernel starts when it is issued"
 
 TEST_CASE("a host ahead of its kernels adds only the first issue") {
   // Host 10 ns, kernels 100 ns: issued at 10, 20, 30; the stream runs them back to back from 10.
-  const Ran r = run(three_kernels(), 100, 10);
+  const Ran r = run_host(three_kernels(), 100, 10);
   CHECK(r.timeline.ops[0].start == 10);
   CHECK(r.timeline.ops[1].start == 110);
   CHECK(r.timeline.ops[2].start == 210);
@@ -74,7 +63,7 @@ TEST_CASE("a host wait: the host issues nothing until the waited op completes") 
   CHECK(p.ops[static_cast<std::size_t>(c)].host_wait == -1);  // only the next op
   // Host 10, kernels 100: a runs 10-110; b is issued at 110 + 10, c (another stream, free) at
   // 130, not at 30 as without the wait.
-  const Ran r = run(std::move(p), 100, 10);
+  const Ran r = run_host(std::move(p), 100, 10);
   CHECK(r.timeline.ops[0].start == 10);
   CHECK(r.timeline.ops[1].start == 120);
   CHECK(r.timeline.ops[2].start == 130);
@@ -111,7 +100,7 @@ TEST_CASE("a host wait on an op that completed before the host got there costs n
   for (int i = 0; i < 5; ++i) b.add(0, other, "small", {}, vector_kernel());
   b.host_wait_next(w);
   const OpId x = b.add(0, s, "x", {}, vector_kernel());
-  const Ran r = run(std::move(b).finish(), 100, 1000);
+  const Ran r = run_host(std::move(b).finish(), 100, 1000);
   CHECK(r.timeline.ops[static_cast<std::size_t>(x)].start == 7000);
   CHECK(r.timeline.causes[static_cast<std::size_t>(x)].by_host);
   CHECK(r.timeline.causes[static_cast<std::size_t>(x)].op == -1);  // no wait on the path

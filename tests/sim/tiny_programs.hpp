@@ -1,5 +1,7 @@
 #pragma once
 // Small hand-built Programs for the sim tests.
+#include <utility>
+
 #include "sim/comm_plan.hpp"
 #include "sim/engine.hpp"
 #include "sim/program.hpp"
@@ -32,6 +34,23 @@ inline Durations uniform_durations(const Program& p, const CommPlan& plan, Nanos
   d.transfers.assign(plan.transfers.size(), transfer_ns);
   d.collectives.assign(plan.collectives.size(), collective_ns);
   return d;
+}
+
+// A Program simulated with uniform durations (and, with host_ns >= 0, that host time per op).
+struct Ran {
+  Program program;
+  CommPlan plan;
+  Timeline timeline;
+};
+
+inline Ran run(Program p, Nanos compute_ns, Nanos transfer_ns, Nanos collective_ns = 0,
+               Nanos host_ns = -1) {
+  Ran r{std::move(p), {}, {}};
+  r.plan = validate_program(r.program);
+  Durations d = uniform_durations(r.program, r.plan, compute_ns, transfer_ns, collective_ns);
+  if (host_ns >= 0) d.host.assign(r.program.ops.size(), host_ns);
+  r.timeline = simulate(r.program, r.plan, d);
+  return r;
 }
 
 }  // namespace meshsim::testing
