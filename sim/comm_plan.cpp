@@ -129,6 +129,10 @@ void check_op_body(const Program& p, const Op& op, OpId id, int world) {
 // only on earlier ops of the same rank, calling something well-formed.
 void check_ops(const Program& p, int world) {
   const auto n_streams = static_cast<StreamId>(p.streams.size());
+  MESHSIM_CHECK(p.dep_offsets.size() == p.ops.size() + 1 && p.dep_offsets.front() == 0 &&
+                    std::is_sorted(p.dep_offsets.begin(), p.dep_offsets.end()) &&
+                    static_cast<std::size_t>(p.dep_offsets.back()) == p.dep_targets.size(),
+                "the deps' offsets do not match the ops");
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
     const Op& op = p.ops[i];
     const auto id = static_cast<OpId>(i);
@@ -139,7 +143,7 @@ void check_ops(const Program& p, int world) {
     if (op.stream < 0 || op.stream >= n_streams) {
       fail_op(id, fmt::format("stream {} does not exist", op.stream));
     }
-    for (OpId d : op.deps) {
+    for (OpId d : p.deps(id)) {
       if (d < 0 || d >= id) fail_op(id, fmt::format("dep {} is not an earlier op", d));
       if (p.ops[static_cast<std::size_t>(d)].rank != op.rank) {
         fail_op(id, fmt::format("dep {} is on another rank", d));

@@ -60,8 +60,9 @@ bool has_host_waits(const Program& program) {
                      [](const Op& op) { return op.host_wait >= 0; });
 }
 
-// The readiness graph's edges (see the top of this file), in a fixed order.
-EdgeList readiness_edges(const Program& program, const CommPlan& plan) {
+// The readiness graph's edges (see the top of this file), in a fixed order; with_issue: the host
+// issue vertices too (has_host_waits).
+EdgeList readiness_edges(const Program& program, const CommPlan& plan, bool with_issue) {
   const std::size_t n_ops = program.ops.size();
   EdgeList edges;
   edges.reserve(4 * n_ops + 2 * plan.transfers.size());
@@ -79,7 +80,7 @@ EdgeList readiness_edges(const Program& program, const CommPlan& plan) {
     auto& prev = last_on_stream[rank * n_streams + static_cast<std::size_t>(op.stream)];
     if (prev >= 0) add_edge(complete_vertex(static_cast<std::size_t>(prev)), dispatch_vertex(i));
     prev = static_cast<std::int64_t>(i);
-    for (OpId d : op.deps) {
+    for (OpId d : program.deps(static_cast<OpId>(i))) {
       add_edge(complete_vertex(static_cast<std::size_t>(d)), dispatch_vertex(i));
     }
     if (program.single_queue && last_launched[rank] >= 0) {
@@ -99,7 +100,7 @@ EdgeList readiness_edges(const Program& program, const CommPlan& plan) {
       add_edge(rv, complete_vertex(static_cast<std::size_t>(m)));
     }
   }
-  if (has_host_waits(program)) {
+  if (with_issue) {
     const std::size_t issue0 = 2 * n_ops + plan.collectives.size();
     std::fill(last_launched.begin(), last_launched.end(), -1);
     for (std::size_t i = 0; i < n_ops; ++i) {
@@ -195,9 +196,10 @@ bool acyclic(const EdgeList& edges, std::size_t n_vertices) {
 
 void check_deadlock_free(const Program& program, const CommPlan& plan) {
   const std::size_t issue0 = 2 * program.ops.size() + plan.collectives.size();
-  const std::size_t n_vertices = issue0 + (has_host_waits(program) ? program.ops.size() : 0);
+  const bool with_issue = has_host_waits(program);
+  const std::size_t n_vertices = issue0 + (with_issue ? program.ops.size() : 0);
   MESHSIM_CHECK(n_vertices < (std::size_t{1} << 32), "the readiness graph fits 32-bit ids");
-  const EdgeList edges = readiness_edges(program, plan);
+  const EdgeList edges = readiness_edges(program, plan, with_issue);
   if (!acyclic(edges, n_vertices)) report_cycle(program, edges, n_vertices, issue0);
 }
 

@@ -60,8 +60,9 @@ EngineIndex build_engine_index(const Program& program, const CommPlan& plan) {
       ++h.pending;
     }
     launched = i;
-    h.pending += static_cast<std::int32_t>(op.deps.size());
-    for (OpId d : op.deps) {
+    const auto deps = program.deps(static_cast<OpId>(id));
+    h.pending += static_cast<std::int32_t>(deps.size());
+    for (OpId d : deps) {
       const std::int32_t di = ix.internal[static_cast<std::size_t>(d)];
       ++dependents_count[static_cast<std::size_t>(di)];
       dep_edges.emplace_back(di, i);

@@ -2,6 +2,7 @@
 #include "sim/enum_names.hpp"
 
 #include <array>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -73,8 +74,15 @@ SlotId ProgramBuilder::slot(int rank, std::string name, DType dtype,
   return id;
 }
 
-OpId ProgramBuilder::add(int rank, StreamId stream, std::string name, OpLabels labels, OpBody body,
-                         std::vector<OpId> deps) {
+void Program::append(Op op, std::span<const OpId> op_deps) {
+  ops.push_back(std::move(op));
+  dep_targets.insert(dep_targets.end(), op_deps.begin(), op_deps.end());
+  MESHSIM_CHECK(dep_targets.size() <= static_cast<std::size_t>(INT32_MAX), "over 2^31 deps");
+  dep_offsets.push_back(static_cast<std::int32_t>(dep_targets.size()));
+}
+
+OpId ProgramBuilder::add(int rank, StreamId stream, OpName name, OpLabels labels, OpBody body,
+                         std::span<const OpId> deps) {
   MESHSIM_CHECK(rank >= 0 && rank < program_.world_size(), fmt::format("op rank {}", rank));
   MESHSIM_CHECK(stream >= 0 && static_cast<std::size_t>(stream) < program_.streams.size(),
                 "unknown stream");
@@ -84,8 +92,7 @@ OpId ProgramBuilder::add(int rank, StreamId stream, std::string name, OpLabels l
     MESHSIM_CHECK(program_.ops[static_cast<std::size_t>(d)].rank == rank,
                   fmt::format("op {} depends on an op of another rank", name));
   }
-  program_.ops.push_back(
-      Op{id, rank, stream, std::move(name), labels, std::move(deps), std::move(body), -1});
+  program_.append(Op{id, rank, stream, name, labels, std::move(body), -1}, deps);
   if (!host_wait_next_.empty() && host_wait_next_[static_cast<std::size_t>(rank)] >= 0) {
     program_.ops.back().host_wait = host_wait_next_[static_cast<std::size_t>(rank)];
     host_wait_next_[static_cast<std::size_t>(rank)] = -1;
@@ -120,6 +127,8 @@ void ProgramBuilder::host_wait_next(OpId waited) {
 
 void ProgramBuilder::reserve(std::size_t ops, std::size_t slots) {
   program_.ops.reserve(ops);
+  program_.dep_offsets.reserve(ops + 1);
+  program_.dep_targets.reserve(2 * ops);  // most ops wait for one or two
   program_.slots.reserve(slots);
 }
 

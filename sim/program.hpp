@@ -5,7 +5,9 @@
 // Launch order is the order of ops in Program::ops restricted to one rank; stream order is launch
 // order restricted to one (rank, stream), as on a CUDA stream.
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -14,6 +16,7 @@
 #include "sim/dtype.hpp"
 #include "sim/kernel_call.hpp"
 #include "sim/mesh.hpp"
+#include "sim/op_name.hpp"
 
 namespace meshsim {
 
@@ -94,9 +97,8 @@ struct Op {
   OpId id = 0;
   int rank = 0;
   StreamId stream = 0;
-  std::string name;
+  OpName name;  // interned (sim/op_name.hpp)
   OpLabels labels;
-  std::vector<OpId> deps;  // ops of the same rank that must have completed
   OpBody body;
   // A duration fixed by the builder (explicit stage times, a fixed p2p time), used instead of the
   // cost model: the kernel's time, each transfer's time (a p2p op) or the collective's time. -1:
@@ -148,8 +150,21 @@ struct Program {
   std::vector<Group> groups;
   std::vector<TensorSlot> slots;
   std::vector<Op> ops;
+  // Each op's deps (ops of the same rank that must have completed), in compressed sparse row form:
+  // op i's are dep_targets[dep_offsets[i], dep_offsets[i + 1]). One array for all ops, no block
+  // per op (issue 22's flat Program).
+  std::vector<std::int32_t> dep_offsets = {0};
+  std::vector<OpId> dep_targets;
 
   int world_size() const { return mesh.world_size(); }
+  std::span<const OpId> deps(OpId op) const {
+    const auto i = static_cast<std::size_t>(op);
+    return {dep_targets.data() + dep_offsets[i],
+            static_cast<std::size_t>(dep_offsets[i + 1] - dep_offsets[i])};
+  }
+  // Appends `op` (its id must be ops.size()) with its deps; no checks (ProgramBuilder::add checks,
+  // a loaded Program is checked by check_program).
+  void append(Op op, std::span<const OpId> op_deps);
   bool operator==(const Program&) const = default;
 };
 
@@ -164,8 +179,13 @@ class ProgramBuilder {
   SlotId slot(int rank, std::string name, DType dtype, std::vector<std::int64_t> shape,
               std::vector<TokenRange> tokens = {});
 
-  OpId add(int rank, StreamId stream, std::string name, OpLabels labels, OpBody body,
-           std::vector<OpId> deps = {});
+  OpId add(int rank, StreamId stream, OpName name, OpLabels labels, OpBody body,
+           std::span<const OpId> deps);
+  OpId add(int rank, StreamId stream, OpName name, OpLabels labels, OpBody body,
+           std::initializer_list<OpId> deps = {}) {
+    return add(rank, stream, name, labels, std::move(body),
+               std::span<const OpId>(deps.begin(), deps.size()));
+  }
   void set_fixed_time(OpId op, std::int64_t ns);
   void set_host_issue(bool on) { program_.host_issue = on; }
   // Before issuing `op` the host waits for `waited` (an earlier op of its rank) to complete.

@@ -63,11 +63,11 @@ ojson transfers_to_json(const std::vector<Transfer>& v) {
   return a;
 }
 
-ojson op_to_json(const Op& op) {
+ojson op_to_json(const Op& op, std::span<const OpId> deps) {
   ojson j;
   j["rank"] = op.rank;
   j["stream"] = op.stream;
-  j["name"] = op.name;
+  j["name"] = op.name.view();
   ojson labels = ojson::object();
   if (op.labels.phase != Phase::none) labels["phase"] = to_string(op.labels.phase);
   if (op.labels.layer >= 0) labels["layer"] = op.labels.layer;
@@ -75,7 +75,7 @@ ojson op_to_json(const Op& op) {
   if (op.labels.step >= 0) labels["step"] = op.labels.step;
   if (op.labels.chunk >= 0) labels["chunk"] = op.labels.chunk;
   j["labels"] = labels;
-  j["deps"] = op.deps;
+  j["deps"] = std::vector<OpId>(deps.begin(), deps.end());
   if (op.fixed_ns >= 0) j["fixed_ns"] = op.fixed_ns;
   if (op.host_wait >= 0) j["host_wait"] = op.host_wait;
   if (const auto* k = std::get_if<KernelCall>(&op.body)) {
@@ -206,7 +206,7 @@ std::vector<Transfer> transfers_from_json(const JsonField& f) {
   return v;
 }
 
-Op op_from_json(const JsonField& f, OpId id) {
+Op op_from_json(const JsonField& f, OpId id, std::vector<OpId>& deps) {
   f.expect_keys({"rank", "stream", "name", "labels", "deps", "fixed_ns", "host_wait", "kernel",
                  "p2p", "collective"});
   Op op;
@@ -226,7 +226,7 @@ Op op_from_json(const JsonField& f, OpId id) {
   if (labels.has("microbatch")) op.labels.microbatch = to_int(labels["microbatch"], 0, kMaxInt);
   if (labels.has("step")) op.labels.step = to_int(labels["step"], 0, kMaxInt);
   if (labels.has("chunk")) op.labels.chunk = to_int(labels["chunk"], 0, kMaxInt);
-  op.deps = int_list(f["deps"], 0, kMaxInt);
+  deps = int_list(f["deps"], 0, kMaxInt);
   if (f.has("fixed_ns")) op.fixed_ns = f["fixed_ns"].as_int(0, kMaxBytes);
   if (f.has("host_wait")) op.host_wait = to_int(f["host_wait"], 0, kMaxInt);
   const int bodies =
@@ -291,7 +291,7 @@ nlohmann::ordered_json program_to_json(const Program& p) {
   }
   j["slots"] = slots;
   ojson ops = ojson::array();
-  for (const auto& op : p.ops) ops.push_back(op_to_json(op));
+  for (const auto& op : p.ops) ops.push_back(op_to_json(op, p.deps(op.id)));
   j["ops"] = std::move(ops);
   return j;
 }
@@ -365,8 +365,11 @@ Program program_from_json(const nlohmann::json& j, std::string_view origin) {
   }
   const JsonField ops = top["ops"];
   p.ops.reserve(ops.size());
+  p.dep_offsets.reserve(ops.size() + 1);
+  std::vector<OpId> deps;
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    p.ops.push_back(op_from_json(ops.at(i), static_cast<OpId>(i)));
+    Op op = op_from_json(ops.at(i), static_cast<OpId>(i), deps);
+    p.append(std::move(op), deps);
   }
   check_kernel_operands(p, origin);
   return p;

@@ -101,7 +101,7 @@ std::vector<std::string> simulated_moe_phases(const MoeLayerConfig& config, int 
   for (const Op& op : program.ops) {
     if (op.rank != 0) continue;
     const bool bwd = op.labels.phase == Phase::bwd || op.labels.phase == Phase::wgrad;
-    const std::string phase = moe_phase_of_op(op.name, bwd);
+    const std::string phase = moe_phase_of_op(op.name.str(), bwd);
     if (!phase.empty() && (out.empty() || out.back() != phase)) out.push_back(phase);
   }
   return out;
@@ -119,7 +119,7 @@ MoeLayerComparison compare_moe_layer(const MoeLayerConfig& config, const Hardwar
   for (std::size_t i = 0; i < program.ops.size(); ++i) {
     const Op& op = program.ops[i];
     const bool bwd = op.labels.phase == Phase::bwd || op.labels.phase == Phase::wgrad;
-    const std::string phase = moe_phase_of_op(op.name, bwd);
+    const std::string phase = moe_phase_of_op(op.name.str(), bwd);
     if (phase.empty()) continue;
     const OpTiming& t = sim.timeline.ops[i];
     const auto r = static_cast<std::size_t>(op.rank);

@@ -158,6 +158,7 @@ void emit_ops(Program& p, std::vector<std::vector<Pending>>& ranks,
     Op op = std::move(pending.op.op);
     op.id = static_cast<OpId>(p.ops.size());
     const auto before = last_on_stream.find({rank, op.stream});
+    std::vector<OpId> deps;
     const auto& rank_ids = id_of[static_cast<std::size_t>(rank)];
     const auto add = [&](std::size_t d, bool ctrl) {
       if (ctrl && before != last_on_stream.end() && before->second == d) return;
@@ -166,13 +167,13 @@ void emit_ops(Program& p, std::vector<std::vector<Pending>>& ranks,
         throw InputError(
             fmt::format("{}: depends on an op that op_id places later", pending.where));
       }
-      if (std::find(op.deps.begin(), op.deps.end(), id) == op.deps.end()) op.deps.push_back(id);
+      if (std::find(deps.begin(), deps.end(), id) == deps.end()) deps.push_back(id);
     };
     for (const auto d : pending.deps) add(d, false);
     for (const auto d : pending.ctrl) add(d, true);
     last_on_stream[{rank, op.stream}] = index;
     id_of[static_cast<std::size_t>(rank)][index] = op.id;
-    p.ops.push_back(std::move(op));
+    p.append(std::move(op), deps);
   }
 }
 

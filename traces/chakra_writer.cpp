@@ -38,7 +38,7 @@ std::int64_t comm_type(CollectiveKind k) {
 Node op_node(const Program& program, const Op& op, std::uint64_t id, chakra::pb::NodeType type) {
   Node n;
   n.set_id(id);
-  n.set_name(op.name);
+  n.set_name(op.name.str());
   n.set_type(type);
   chakra::add_bool(n, "is_cpu_op", false);
   chakra::add_int64(n, "op_id", op.id);
@@ -143,7 +143,7 @@ ChakraTrace program_to_chakra(const Program& program, std::span<const std::int64
     OpId& before = last_on_stream[r][static_cast<std::size_t>(op.stream)];
     for (auto& n : nodes) {
       ids[i].push_back(n.id());
-      for (const OpId d : op.deps) {
+      for (const OpId d : program.deps(op.id)) {
         for (const auto id : ids[static_cast<std::size_t>(d)]) n.add_data_deps(id);
       }
       if (before >= 0) {

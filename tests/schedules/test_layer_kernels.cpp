@@ -31,7 +31,7 @@ std::map<std::string, double> layer0_bytes(const TransformerModel& m, const Step
     const auto* call = std::get_if<KernelCall>(&op.body);
     if (op.rank != 0 || call == nullptr || op.labels.layer != 0 || op.labels.microbatch != 0)
       continue;
-    out[op.name] = kernel_bytes(*call);
+    out[op.name.str()] = kernel_bytes(*call);
   }
   return out;
 }

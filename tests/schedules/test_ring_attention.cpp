@@ -265,6 +265,8 @@ TEST_CASE("without tensor slots: the same ops, deps and shapes, the same simulat
           for (std::size_t i = 0; i < with.ops.size(); ++i) {
             CHECK(without_slots(with.ops[i]) == without.ops[i]);
           }
+          CHECK(with.dep_offsets == without.dep_offsets);
+          CHECK(with.dep_targets == without.dep_targets);
           const CommPlan plan_with = validate_program(with);
           const CommPlan plan_without = validate_program(without);
           const Timeline a = simulate(with, plan_with, estimate_durations(with, plan_with, hw));

@@ -16,7 +16,7 @@ namespace {
 std::string prog_next_name(const Program& prog, int id) {
   const int rank = prog.ops[static_cast<std::size_t>(id)].rank;
   for (std::size_t i = static_cast<std::size_t>(id) + 1; i < prog.ops.size(); ++i) {
-    if (prog.ops[i].rank == rank) return prog.ops[i].name;
+    if (prog.ops[i].rank == rank) return prog.ops[i].name.str();
   }
   return "";
 }
@@ -125,7 +125,8 @@ TEST_CASE("step builder: --overlap-param-gather moves the parameter all-gathers 
   for (const Op& op : overlapped.ops) {
     const bool first_mb = op.labels.microbatch == 0 && op.labels.phase == Phase::fwd;
     const auto has = [&](OpId d) {
-      return std::find(op.deps.begin(), op.deps.end(), d) != op.deps.end();
+      const auto deps = overlapped.deps(op.id);
+      return std::find(deps.begin(), deps.end(), d) != deps.end();
     };
     if (first_mb && op.name == "embedding" && has(bucket1)) embedding_waits = true;
     if (first_mb && op.labels.layer == 1 && has(bucket0)) layer1_waits = true;

@@ -115,7 +115,7 @@ TEST_CASE("step moe: --moe-shared-expert-overlap runs the shared experts beside 
     return OpId{-1};
   };
   const auto waits_for = [&](OpId op, OpId on) {
-    const auto& deps = overlapped.ops[static_cast<std::size_t>(op)].deps;
+    const auto deps = overlapped.deps(op);
     return std::find(deps.begin(), deps.end(), on) != deps.end();
   };
   const OpId dispatch = first("dispatch all-to-all");

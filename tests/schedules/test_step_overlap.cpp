@@ -170,7 +170,7 @@ TEST_CASE(
     if (a.name.find("dispatch bwd all-to-all") == std::string::npos) continue;
     // Its deps are input-gradient ops and collectives, never a weight gradient (Megatron's
     // mlp.backward_dw runs after mlp.backward, beside the all-to-all).
-    for (const OpId d : a.deps)
+    for (const OpId d : prog.deps(a.id))
       CHECK(prog.ops[static_cast<std::size_t>(d)].labels.phase != Phase::wgrad);
     // The same layer's expert wgrads of the same microbatch come after it in launch order.
     for (const Op& k : prog.ops) {

@@ -14,19 +14,10 @@ using namespace meshsim;
 
 namespace {
 
-bool starts_with(const std::string& s, const std::string& prefix) {
-  return s.rfind(prefix, 0) == 0;
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 int count_ops(const Program& prog, int rank, const std::string& suffix) {
   int n = 0;
   for (const Op& op : prog.ops) {
-    if (op.rank == rank && ends_with(op.name, suffix)) ++n;
+    if (op.rank == rank && op.name.ends_with(suffix)) ++n;
   }
   return n;
 }
@@ -58,7 +49,7 @@ TEST_CASE("step precision: the linears quantize, the head stays bf16, weights ca
   for (const Op& op : prog.ops) {
     const auto* k = std::get_if<KernelCall>(&op.body);
     if (op.rank != 0 || k == nullptr || k->kind != KernelKind::gemm) continue;
-    if (starts_with(op.name, "head")) {
+    if (op.name.starts_with("head")) {
       ++head;
       CHECK(k->quant == QuantFormat::none);
     } else if (k->quant == QuantFormat::fp8) {
@@ -260,7 +251,7 @@ TEST_CASE("step precision: the MTP module quantizes its projection and layer, no
   for (const Op& op : prog.ops) {
     const auto* k = std::get_if<KernelCall>(&op.body);
     if (op.rank == 0 && k != nullptr && k->kind == KernelKind::gemm &&
-        starts_with(op.name, "mtp head")) {
+        op.name.starts_with("mtp head")) {
       CHECK(k->quant == QuantFormat::none);
       ++head_gemms;
     }

@@ -42,7 +42,7 @@ std::vector<const Op*> rank_ops(const Program& p, int rank) {
 
 std::vector<std::string> names(const Program& p, int rank) {
   std::vector<std::string> out;
-  for (const Op* op : rank_ops(p, rank)) out.push_back(op->name);
+  for (const Op* op : rank_ops(p, rank)) out.push_back(op->name.str());
   return out;
 }
 
@@ -54,8 +54,9 @@ const Op& find(const Program& p, int rank, std::string_view name) {
   return p.ops.front();
 }
 
-bool depends_on(const Op& op, const Op& on) {
-  return std::find(op.deps.begin(), op.deps.end(), on.id) != op.deps.end();
+bool depends_on(const Program& p, const Op& op, const Op& on) {
+  const auto deps = p.deps(op.id);
+  return std::find(deps.begin(), deps.end(), on.id) != deps.end();
 }
 
 std::int64_t elements(const Program& p, SlotId s) {
@@ -130,12 +131,12 @@ TEST_CASE("column allreduce: no forward comm; dX all-reduced while dW computes")
   CHECK(call.input == call.output);
   CHECK(p.streams[static_cast<std::size_t>(ar.stream)] == "tp_comm");
   // async: the all-reduce waits for dX; dW does not wait for the all-reduce
-  CHECK(depends_on(ar, dgrad));
-  CHECK_FALSE(depends_on(wgrad, ar));
+  CHECK(depends_on(p, ar, dgrad));
+  CHECK_FALSE(depends_on(p, wgrad, ar));
   // sync: dW waits for it
   const Program s =
       build_tp_linear(small(TpLinearKind::column, TpMode::all_reduce, TpOverlap::sync));
-  CHECK(depends_on(find(s, 0, "wgrad gemm"), find(s, 0, "dx all-reduce")));
+  CHECK(depends_on(s, find(s, 0, "wgrad gemm"), find(s, 0, "dx all-reduce")));
 }
 
 TEST_CASE("column reducescatter: all-gather X; backward regathers X and reduce-scatters dX") {
@@ -162,21 +163,21 @@ TEST_CASE("column reducescatter: all-gather X; backward regathers X and reduce-s
   const auto& rsc = std::get<CollectiveCall>(rs.body);
   CHECK(elements(p, rsc.input) == 16 * 8);
   CHECK(elements(p, rsc.output) == 4 * 8);
-  CHECK(depends_on(fwd, ag_fwd));
+  CHECK(depends_on(p, fwd, ag_fwd));
   // the backward's gather starts after the forward's output exists, dX does not wait for it,
   // dW does; the reduce-scatter waits for dX
-  CHECK(depends_on(ag, fwd));
-  CHECK_FALSE(depends_on(dgrad, ag));
-  CHECK(depends_on(wgrad, ag));
-  CHECK(depends_on(rs, dgrad));
-  CHECK_FALSE(depends_on(wgrad, rs));
+  CHECK(depends_on(p, ag, fwd));
+  CHECK_FALSE(depends_on(p, dgrad, ag));
+  CHECK(depends_on(p, wgrad, ag));
+  CHECK(depends_on(p, rs, dgrad));
+  CHECK_FALSE(depends_on(p, wgrad, rs));
   // dW reads the gathered X
   CHECK(std::get<KernelCall>(wgrad.body).inputs[1] == agc.output);
 
   const Program s =
       build_tp_linear(small(TpLinearKind::column, TpMode::reduce_scatter, TpOverlap::sync));
-  CHECK(depends_on(find(s, 0, "dgrad gemm"), find(s, 0, "x all-gather (recompute)")));
-  CHECK(depends_on(find(s, 0, "wgrad gemm"), find(s, 0, "dx reduce-scatter")));
+  CHECK(depends_on(s, find(s, 0, "dgrad gemm"), find(s, 0, "x all-gather (recompute)")));
+  CHECK(depends_on(s, find(s, 0, "wgrad gemm"), find(s, 0, "dx reduce-scatter")));
 }
 
 TEST_CASE("row layers: all-reduce or reduce-scatter Y; with SP the backward gathers dY first") {
@@ -188,7 +189,7 @@ TEST_CASE("row layers: all-reduce or reduce-scatter Y; with SP the backward gath
         GemmShape{16, 12, 2, false, true, false});
   // all-reduce of Y: M = T x D_out x e = 16 x 12 x 2 = 384 bytes
   CHECK(std::get<CollectiveCall>(find(ar, 2, "y all-reduce").body).bytes == 16 * 12 * 2);
-  CHECK(depends_on(find(ar, 2, "dgrad gemm"), find(ar, 2, "y all-reduce")));
+  CHECK(depends_on(ar, find(ar, 2, "dgrad gemm"), find(ar, 2, "y all-reduce")));
 
   const Program rs = build_tp_linear(small(TpLinearKind::row, TpMode::reduce_scatter));
   CHECK(names(rs, 1) == std::vector<std::string>{"fwd gemm", "y reduce-scatter", "dy all-gather",
@@ -200,7 +201,7 @@ TEST_CASE("row layers: all-reduce or reduce-scatter Y; with SP the backward gath
   CHECK(dy_ag.bytes == 16 * 12 * 2);
   CHECK(elements(rs, y_rs.output) == 4 * 12);  // Y shard [T/t, D_out]
   CHECK(elements(rs, dy_ag.input) == 4 * 12);
-  CHECK(depends_on(find(rs, 1, "dgrad gemm"), find(rs, 1, "dy all-gather")));
+  CHECK(depends_on(rs, find(rs, 1, "dgrad gemm"), find(rs, 1, "dy all-gather")));
   // dX [T, D_in/t] = dY [T, D_out] W_r: m = 16, n = 2, k = 12; dW [D_out, D_in/t]: 12 x 2 x 16
   CHECK(std::get<GemmShape>(std::get<KernelCall>(find(rs, 1, "dgrad gemm").body).shape) ==
         GemmShape{16, 2, 12, false, false, false});
@@ -261,7 +262,7 @@ TEST_CASE("bias: a bias add in the forward, its gradient sums dY over the tokens
   CHECK(std::get<VectorShape>(grad.shape).elements == 16 * 3);
   CHECK(elements(col, grad.outputs[0]) == 3);
   // the backward's gather follows the bias add (the forward's last kernel)
-  CHECK(depends_on(find(col, 0, "x all-gather (recompute)"), find(col, 0, "bias add")));
+  CHECK(depends_on(col, find(col, 0, "x all-gather (recompute)"), find(col, 0, "bias add")));
 
   c.kind = TpLinearKind::row;
   const Program row = build_tp_linear(c);
@@ -269,7 +270,7 @@ TEST_CASE("bias: a bias add in the forward, its gradient sums dY over the tokens
   // gradient sums the gathered dY [T, D_out] = 16 x 12 into all D_out = 12 entries
   const Op& radd = find(row, 0, "bias add");
   CHECK(std::get<VectorShape>(std::get<KernelCall>(radd.body).shape).elements == 4 * 12);
-  CHECK(depends_on(radd, find(row, 0, "y reduce-scatter")));
+  CHECK(depends_on(row, radd, find(row, 0, "y reduce-scatter")));
   const auto& rgrad = std::get<KernelCall>(find(row, 0, "bias grad").body);
   CHECK(std::get<VectorShape>(rgrad.shape).elements == 16 * 12);
   CHECK(elements(row, rgrad.outputs[0]) == 12);

@@ -102,7 +102,7 @@ TEST_CASE("structural errors in loaded programs are InputErrors") {
   Program p;
   p.mesh = Mesh({{"cp", 2}}, 8);
   p.streams = {"compute"};
-  p.ops.push_back(Op{0, 5, 0, "bad rank", {}, {}, vector_kernel(), -1});
+  p.append(Op{0, 5, 0, "bad rank", {}, vector_kernel(), -1}, {});
   CHECK(error_of(p).find("rank 5 outside") != std::string::npos);
   p.ops[0].rank = 0;
   p.ops[0].stream = 3;

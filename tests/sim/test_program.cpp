@@ -22,7 +22,10 @@ TEST_CASE("builder: streams and groups are interned, ops numbered in launch orde
   CHECK(c == 1);
   CHECK(d == 2);
   const Program p = std::move(b).finish();
-  CHECK(p.ops[2].deps == std::vector<OpId>{0});
+  CHECK(std::vector<OpId>(p.deps(2).begin(), p.deps(2).end()) == std::vector<OpId>{0});
+  // Compressed sparse row: one offset per op and one past the end, one target per dep.
+  CHECK(p.dep_offsets == std::vector<std::int32_t>{0, 0, 0, 1});
+  CHECK(p.dep_targets == std::vector<OpId>{0});
   CHECK(p.ops[1].is_compute());
 }
 

@@ -83,7 +83,7 @@ void fill_causes(const Program& program, Timeline& tl) {
     };
     const OpId sp = prev_on_stream[i];
     if (sp >= 0) consider(sp, tl.ops[static_cast<std::size_t>(sp)].end, false);
-    for (OpId d : op.deps) consider(d, tl.ops[static_cast<std::size_t>(d)].end, false);
+    for (OpId d : program.deps(op.id)) consider(d, tl.ops[static_cast<std::size_t>(d)].end, false);
     const OpId lp = prev_launch[i];
     if (program.single_queue && lp >= 0) {
       consider(lp, tl.ops[static_cast<std::size_t>(lp)].start, true);

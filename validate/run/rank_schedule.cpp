@@ -25,7 +25,7 @@ RankSchedule::RankSchedule(const Program& program, int rank)
       ops_[static_cast<std::size_t>(on_stream.back())].stream_next = local;
     }
     on_stream.push_back(local);
-    for (OpId d : op.deps) {
+    for (OpId d : program.deps(op.id)) {
       const int dep = local_of_op_[static_cast<std::size_t>(d)];
       MESHSIM_CHECK(dep >= 0, fmt::format("op {} depends on op {}, not an earlier op of rank {}",
                                           op.id, d, rank));

@@ -27,7 +27,7 @@ class ScriptedKernels final : public KernelRunner {
       : sleeps_(std::move(sleeps)) {}
   void run(const Op& op, const KernelCall& /*call*/) override {
     if (op.name == "bad") throw std::runtime_error("injected kernel failure");
-    const auto it = sleeps_.find(op.name);
+    const auto it = sleeps_.find(op.name.str());
     if (it != sleeps_.end()) std::this_thread::sleep_for(it->second);
   }
 
