@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "sim/compact_list.hpp"
 #include "sim/dtype.hpp"
 #include "sim/quant_format.hpp"
 
@@ -48,8 +49,8 @@ struct GemmShape {
 struct AttentionShape {
   std::int64_t batch = 1, heads_q = 1, heads_kv = 1, head_dim = 1;
   MaskMode mask = MaskMode::none;
-  std::vector<TokenRange> q;  // query positions (for lse_merge: the rows merged)
-  std::vector<TokenRange> k;  // key positions (empty for lse_merge)
+  CompactList<TokenRange> q;  // query positions (for lse_merge: the rows merged)
+  CompactList<TokenRange> k;  // key positions (empty for lse_merge)
   bool operator==(const AttentionShape&) const = default;
 };
 
@@ -90,8 +91,8 @@ struct KernelCall {
   KernelKind kind = KernelKind::elementwise;
   DType dtype = DType::bf16;  // storage type of the operands
   KernelShape shape = VectorShape{};
-  std::vector<SlotId> inputs;
-  std::vector<SlotId> outputs;
+  CompactList<SlotId> inputs;  // empty in a Program built only to simulate (no tensor slots)
+  CompactList<SlotId> outputs;
   ElementwiseFn fn = ElementwiseFn::none;
   // Low-precision operands (sim/quant_format.hpp). gemm: A and B are stored in `quant` (its
   // element bytes) and multiplied on the FP8 / FP4 tensor cores, C stays in `dtype`. copy: a

@@ -92,7 +92,15 @@ OpId ProgramBuilder::add(int rank, StreamId stream, OpName name, OpLabels labels
     MESHSIM_CHECK(program_.ops[static_cast<std::size_t>(d)].rank == rank,
                   fmt::format("op {} depends on an op of another rank", name));
   }
-  program_.append(Op{id, rank, stream, name, labels, std::move(body), -1}, deps);
+  program_.append(Op{.id = id,
+                     .rank = rank,
+                     .stream = stream,
+                     .host_wait = -1,
+                     .name = name,
+                     .labels = labels,
+                     .body = std::move(body),
+                     .fixed_ns = -1},
+                  deps);
   if (!host_wait_next_.empty() && host_wait_next_[static_cast<std::size_t>(rank)] >= 0) {
     program_.ops.back().host_wait = host_wait_next_[static_cast<std::size_t>(rank)];
     host_wait_next_[static_cast<std::size_t>(rank)] = -1;

@@ -97,6 +97,10 @@ struct Op {
   OpId id = 0;
   int rank = 0;
   StreamId stream = 0;
+  // An earlier op of the same rank the host waits for before it issues this op (-1: none): a
+  // device-to-host copy read on the host (`.cpu()`, `.item()`, an event or stream synchronize).
+  // Simulated by the host issue clock (ARCHITECTURE.md §3); the executors wait anyway.
+  OpId host_wait = -1;
   OpName name;  // interned (sim/op_name.hpp)
   OpLabels labels;
   OpBody body;
@@ -104,10 +108,6 @@ struct Op {
   // cost model: the kernel's time, each transfer's time (a p2p op) or the collective's time. -1:
   // the cost model decides.
   std::int64_t fixed_ns = -1;
-  // An earlier op of the same rank the host waits for before it issues this op (-1: none): a
-  // device-to-host copy read on the host (`.cpu()`, `.item()`, an event or stream synchronize).
-  // Simulated by the host issue clock (ARCHITECTURE.md §3); the executors wait anyway.
-  OpId host_wait = -1;
 
   bool is_compute() const { return std::holds_alternative<KernelCall>(body); }
   bool operator==(const Op&) const = default;

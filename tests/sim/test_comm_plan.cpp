@@ -102,7 +102,15 @@ TEST_CASE("structural errors in loaded programs are InputErrors") {
   Program p;
   p.mesh = Mesh({{"cp", 2}}, 8);
   p.streams = {"compute"};
-  p.append(Op{0, 5, 0, "bad rank", {}, vector_kernel(), -1}, {});
+  p.append(Op{.id = 0,
+              .rank = 5,
+              .stream = 0,
+              .host_wait = -1,
+              .name = "bad rank",
+              .labels = {},
+              .body = vector_kernel(),
+              .fixed_ns = -1},
+           {});
   CHECK(error_of(p).find("rank 5 outside") != std::string::npos);
   p.ops[0].rank = 0;
   p.ops[0].stream = 3;
