@@ -1,6 +1,10 @@
 #include "sim/cost_model.hpp"
 
+#include <array>
+#include <bit>
+#include <cstdint>
 #include <optional>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -10,6 +14,47 @@
 
 namespace meshsim {
 namespace {
+
+// A compute call's time depends on its kind, dtype, function, quantization, SM share and shape,
+// not on its tensor slots. GEMM and vector calls repeat per microbatch and layer, so each distinct
+// one is costed once (issue 22: costs once per distinct call); attention calls, whose shapes carry
+// token ranges, are costed each.
+struct CallKey {
+  std::array<std::int64_t, 4> dims{};  // gemm: m, n, k, flags; vector: elements, operands, mask
+  std::uint64_t tag = 0;               // kind, dtype, fn, quant, shape alternative
+  double sm_share = 1.0;
+  bool operator==(const CallKey&) const = default;
+};
+
+struct CallKeyHash {
+  std::size_t operator()(const CallKey& k) const {
+    std::uint64_t h = k.tag * 0x9E3779B97F4A7C15ull;
+    for (const std::int64_t d : k.dims) h = (h ^ static_cast<std::uint64_t>(d)) * 0x100000001B3ull;
+    return static_cast<std::size_t>(h ^ std::bit_cast<std::uint64_t>(k.sm_share));
+  }
+};
+
+static_assert(sizeof(GemmShape) == 32 && sizeof(VectorShape) == 16 && sizeof(KernelCall) == 104,
+              "cost_key reads every field but the slots: extend it with the struct");
+
+std::optional<CallKey> cost_key(const KernelCall& call) {
+  CallKey key;
+  key.tag = static_cast<std::uint64_t>(call.kind) | static_cast<std::uint64_t>(call.dtype) << 8 |
+            static_cast<std::uint64_t>(call.fn) << 16 |
+            static_cast<std::uint64_t>(call.quant) << 24 |
+            static_cast<std::uint64_t>(call.shape.index()) << 32;
+  key.sm_share = call.sm_share;
+  if (const auto* g = std::get_if<GemmShape>(&call.shape)) {
+    key.dims = {g->m, g->n, g->k,
+                (g->trans_a ? 1 : 0) | (g->trans_b ? 2 : 0) | (g->accumulate ? 4 : 0)};
+    return key;
+  }
+  if (const auto* v = std::get_if<VectorShape>(&call.shape)) {
+    key.dims = {v->elements, v->operands, v->mask_bytes, 0};
+    return key;
+  }
+  return std::nullopt;
+}
 
 // A comm op's fixed time: the first side's that has one, else -1.
 Nanos fixed_time_of(const Program& program, OpId a, OpId b) {
@@ -23,12 +68,19 @@ Durations estimate_durations(const Program& program, const CommPlan& plan,
                              const HardwareProfile& hw) {
   Durations d;
   d.ops.reserve(program.ops.size());
+  std::unordered_map<CallKey, Nanos, CallKeyHash> costed;
   for (const auto& op : program.ops) {
     const auto* call = std::get_if<KernelCall>(&op.body);
     if (call == nullptr) {
       d.ops.push_back(0);
+    } else if (op.fixed_ns >= 0) {
+      d.ops.push_back(op.fixed_ns);
+    } else if (const auto key = cost_key(*call)) {
+      const auto [it, fresh] = costed.try_emplace(*key, 0);
+      if (fresh) it->second = compute_time(hw, *call);
+      d.ops.push_back(it->second);
     } else {
-      d.ops.push_back(op.fixed_ns >= 0 ? op.fixed_ns : compute_time(hw, *call));
+      d.ops.push_back(compute_time(hw, *call));
     }
   }
 
