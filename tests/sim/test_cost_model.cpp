@@ -1,9 +1,11 @@
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include <doctest/doctest.h>
 
 #include "sim/comm_plan.hpp"
+#include "sim/compute_model.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/hardware_profile.hpp"
 #include "sim/network_analytical.hpp"
@@ -130,4 +132,45 @@ TEST_CASE("cost model: a folded group is costed as the whole group it is timed a
       [] { return "all-reduce"; });
   CHECK(d.collectives[0] == expected);
   CHECK(d.collectives[0] > 0);
+}
+
+TEST_CASE("cost model: a call repeated is costed once, and calls that differ in any field apart") {
+  // estimate_durations costs each distinct GEMM and vector call once and reuses the time; every
+  // field but the slots must keep two calls apart. Each op here is checked against compute_time
+  // of its own call, and the variants against the base where their time must differ.
+  const auto hw = meshsim::load_hardware("h100-sxm");
+  meshsim::ProgramBuilder b(meshsim::Mesh({{"cp", 1}}, 8), true, "repeats");
+  const auto s = b.stream("compute");
+  meshsim::KernelCall base;
+  base.kind = meshsim::KernelKind::gemm;
+  base.shape = meshsim::GemmShape{4096, 4096, 4096};
+  std::vector<meshsim::KernelCall> calls = {base, base};  // the same call twice
+  calls.push_back(base);
+  calls.back().sm_share = 0.5;  // half the SMs: twice the math time
+  calls.push_back(base);
+  calls.back().quant = meshsim::QuantFormat::fp8;  // the FP8 peak
+  calls.push_back(base);
+  calls.back().dtype = meshsim::DType::fp32;  // the FP32 peak
+  calls.push_back(base);
+  calls.back().shape = meshsim::GemmShape{4096, 4096, 2048};  // half the FLOPs
+  meshsim::KernelCall vec;
+  vec.kind = meshsim::KernelKind::elementwise;
+  vec.shape = meshsim::VectorShape{1 << 24, 2, 0};
+  calls.push_back(vec);
+  calls.push_back(vec);
+  calls.back().shape = meshsim::VectorShape{1 << 24, 3, 0};  // one more operand: 1.5x the bytes
+  calls.push_back(vec);
+  calls.back().fn = meshsim::ElementwiseFn::gelu;
+  for (const auto& c : calls) b.add(0, s, "call", {}, c);
+  const meshsim::Program p = std::move(b).finish();
+  const auto plan = meshsim::validate_program(p);
+  const auto d = meshsim::estimate_durations(p, plan, hw);
+  REQUIRE(d.ops.size() == calls.size());
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    CAPTURE(i);
+    CHECK(d.ops[i] == meshsim::compute_time(hw, calls[i]));
+  }
+  CHECK(d.ops[1] == d.ops[0]);
+  for (std::size_t i : {2u, 3u, 4u, 5u}) CHECK(d.ops[i] != d.ops[0]);
+  CHECK(d.ops[7] != d.ops[6]);
 }
