@@ -34,8 +34,14 @@ struct CallKeyHash {
   }
 };
 
-static_assert(sizeof(GemmShape) == 32 && sizeof(VectorShape) == 16 && sizeof(KernelCall) == 104,
-              "cost_key reads every field but the slots: extend it with the struct");
+// cost_key reads every field but the slots: these bindings stop the build when a field is added
+// (extend the key with it).
+[[maybe_unused]] void key_covers_every_field(const KernelCall& call, const GemmShape& gemm,
+                                             const VectorShape& vector) {
+  [[maybe_unused]] const auto& [kind, dtype, shape, inputs, outputs, fn, quant, sm_share] = call;
+  [[maybe_unused]] const auto& [m, n, k, trans_a, trans_b, accumulate] = gemm;
+  [[maybe_unused]] const auto& [elements, operands, mask_bytes] = vector;
+}
 
 std::optional<CallKey> cost_key(const KernelCall& call) {
   CallKey key;

@@ -1,6 +1,7 @@
 #include "sim/program.hpp"
 #include "sim/enum_names.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -75,10 +76,26 @@ SlotId ProgramBuilder::slot(int rank, std::string name, DType dtype,
 }
 
 void Program::append(Op op, std::span<const OpId> op_deps) {
+  const std::size_t n = dep_targets.size() + op_deps.size();
+  MESHSIM_CHECK(n <= static_cast<std::size_t>(INT32_MAX), "over 2^31 deps");
+  // Room first, so that the op, its deps and its offset are appended together or not at all (and
+  // deps read from this Program's own array stay valid while they are copied).
+  const auto room_for_one = [](auto& v) {
+    if (v.size() == v.capacity()) v.reserve(std::max<std::size_t>(16, 2 * v.capacity()));
+  };
+  room_for_one(ops);
+  room_for_one(dep_offsets);
+  if (n > dep_targets.capacity()) {
+    std::vector<OpId> grown;
+    grown.reserve(std::max(n, 2 * dep_targets.capacity()));
+    grown.insert(grown.end(), dep_targets.begin(), dep_targets.end());
+    grown.insert(grown.end(), op_deps.begin(), op_deps.end());
+    dep_targets.swap(grown);
+  } else {
+    for (const OpId d : op_deps) dep_targets.push_back(d);
+  }
+  dep_offsets.push_back(static_cast<std::int32_t>(n));
   ops.push_back(std::move(op));
-  dep_targets.insert(dep_targets.end(), op_deps.begin(), op_deps.end());
-  MESHSIM_CHECK(dep_targets.size() <= static_cast<std::size_t>(INT32_MAX), "over 2^31 deps");
-  dep_offsets.push_back(static_cast<std::int32_t>(dep_targets.size()));
 }
 
 OpId ProgramBuilder::add(int rank, StreamId stream, OpName name, OpLabels labels, OpBody body,

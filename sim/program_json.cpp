@@ -291,7 +291,9 @@ nlohmann::ordered_json program_to_json(const Program& p) {
   }
   j["slots"] = slots;
   ojson ops = ojson::array();
-  for (const auto& op : p.ops) ops.push_back(op_to_json(op, p.deps(op.id)));
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    ops.push_back(op_to_json(p.ops[i], p.deps(static_cast<OpId>(i))));
+  }
   j["ops"] = std::move(ops);
   return j;
 }

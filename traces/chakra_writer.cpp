@@ -108,6 +108,8 @@ std::vector<Node> op_nodes(const Program& program, const Op& op, std::uint64_t f
 std::string metadata_bytes(const Program& program) {
   Program header = program;
   header.ops.clear();
+  header.dep_offsets = {0};
+  header.dep_targets.clear();
   chakra::pb::GlobalMetadata meta;
   meta.set_version("0.0.4");  // the schema version Chakra's generator and ASTRA-sim's examples use
   auto& a = *meta.add_attr();
