@@ -1,9 +1,9 @@
 #pragma once
 // An op's name, interned: every distinct name is stored once for the whole process and an op holds
-// a pointer to it (8 bytes and no block of its own per op: issue 22's flat Program, where a 126
-// K-op step repeats a few dozen names). It reads as a std::string_view; assigning any string
-// interns it. Thread-safe (the sweep builds Programs on several threads); the stored names live
-// until exit.
+// a pointer to it (8 bytes and no block of its own per op: issue 22's flat Program, where a
+// 126,000-op step repeats a few dozen names). It reads as a std::string_view; assigning any string
+// interns it. Thread-safe (the sweep builds Programs on several threads). The stored names live
+// until exit: a long fuzz run over Program files grows the pool by every distinct name it reads.
 #include <cstddef>
 #include <iosfwd>
 #include <string>
