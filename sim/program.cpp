@@ -1,9 +1,10 @@
 #include "sim/program.hpp"
 #include "sim/enum_names.hpp"
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -78,22 +79,15 @@ SlotId ProgramBuilder::slot(int rank, std::string name, DType dtype,
 void Program::append(Op op, std::span<const OpId> op_deps) {
   const std::size_t n = dep_targets.size() + op_deps.size();
   MESHSIM_CHECK(n <= static_cast<std::size_t>(INT32_MAX), "over 2^31 deps");
-  // Room first, so that the op, its deps and its offset are appended together or not at all (and
-  // deps read from this Program's own array stay valid while they are copied).
-  const auto room_for_one = [](auto& v) {
-    if (v.size() == v.capacity()) v.reserve(std::max<std::size_t>(16, 2 * v.capacity()));
-  };
-  room_for_one(ops);
-  room_for_one(dep_offsets);
-  if (n > dep_targets.capacity()) {
-    std::vector<OpId> grown;
-    grown.reserve(std::max(n, 2 * dep_targets.capacity()));
-    grown.insert(grown.end(), dep_targets.begin(), dep_targets.end());
-    grown.insert(grown.end(), op_deps.begin(), op_deps.end());
-    dep_targets.swap(grown);
-  } else {
-    for (const OpId d : op_deps) dep_targets.push_back(d);
+  // insert may reallocate before it reads: deps taken from this Program's own array go by a copy.
+  const std::less_equal<const OpId*> le;
+  if (!op_deps.empty() && le(dep_targets.data(), op_deps.data()) &&
+      le(op_deps.data(), dep_targets.data() + dep_targets.size())) {
+    const std::vector<OpId> copy(op_deps.begin(), op_deps.end());
+    append(std::move(op), copy);
+    return;
   }
+  dep_targets.insert(dep_targets.end(), op_deps.begin(), op_deps.end());
   dep_offsets.push_back(static_cast<std::int32_t>(n));
   ops.push_back(std::move(op));
 }
@@ -109,19 +103,18 @@ OpId ProgramBuilder::add(int rank, StreamId stream, OpName name, OpLabels labels
     MESHSIM_CHECK(program_.ops[static_cast<std::size_t>(d)].rank == rank,
                   fmt::format("op {} depends on an op of another rank", name));
   }
+  OpId host_wait = -1;  // set by host_wait_next for this rank's next op
+  if (!host_wait_next_.empty())
+    std::swap(host_wait, host_wait_next_[static_cast<std::size_t>(rank)]);
   program_.append(Op{.id = id,
                      .rank = rank,
                      .stream = stream,
-                     .host_wait = -1,
+                     .host_wait = host_wait,
                      .name = name,
                      .labels = labels,
                      .body = std::move(body),
                      .fixed_ns = -1},
                   deps);
-  if (!host_wait_next_.empty() && host_wait_next_[static_cast<std::size_t>(rank)] >= 0) {
-    program_.ops.back().host_wait = host_wait_next_[static_cast<std::size_t>(rank)];
-    host_wait_next_[static_cast<std::size_t>(rank)] = -1;
-  }
   return id;
 }
 

@@ -29,6 +29,18 @@ TEST_CASE("builder: streams and groups are interned, ops numbered in launch orde
   CHECK(p.ops[1].is_compute());
 }
 
+TEST_CASE("builder: deps read from the Program's own array are copied before it grows") {
+  ProgramBuilder b(Mesh({{"cp", 1}}, 8), true, "t");
+  const StreamId s = b.stream("compute");
+  const OpId a = b.add(0, s, "a", {}, vector_kernel());
+  const OpId c = b.add(0, s, "c", {}, vector_kernel(), {a});
+  for (int i = 0; i < 100; ++i) b.add(0, s, "again", {}, vector_kernel(), b.peek().deps(c));
+  const Program p = std::move(b).finish();
+  REQUIRE(p.ops.size() == 102);
+  // Every op after c waits for a, as c does: 1 + 100 targets, each a.
+  CHECK(p.dep_targets == std::vector<OpId>(101, a));
+}
+
 TEST_CASE("builder rejects deps across ranks and on later ops") {
   ProgramBuilder b(Mesh({{"cp", 2}}, 8), true, "t");
   const StreamId s = b.stream("compute");
