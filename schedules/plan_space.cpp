@@ -122,6 +122,7 @@ CombinationOutcome check_combination(const TransformerModel& model, const PlanLi
   plan.moe.ep = c.ep;
   plan.moe.etp = c.etp;
   plan.recompute = c.recompute;
+  plan.cross_entropy = lists.cross_entropy.value_or(default_cross_entropy(c.recompute));
   plan.sharding.zero = c.sharding.zero;
   plan.sharding.fsdp = c.sharding.fsdp;
   plan.distributed_optimizer = c.sharding.zero >= 1;

@@ -52,7 +52,9 @@ struct PlanLists {
   std::vector<Recompute> recompute;      // empty: base's
   std::vector<ShardingChoice> sharding;  // empty: base's
   std::vector<Precision> precision;      // empty: base's
-  StepPlan base;                         // everything else (gbs, seq, optimizer, rotation, dtype)
+  // The loss of every plan; unset: default_cross_entropy of the plan's recompute.
+  std::optional<CrossEntropy> cross_entropy;
+  StepPlan base;  // everything else (gbs, seq, optimizer, rotation, dtype)
 };
 
 // One combination of the lists.

@@ -185,6 +185,14 @@ int microbatches(const StepPlan& plan) {
   return static_cast<int>(plan.global_batch / per);
 }
 
+CrossEntropy default_cross_entropy(Recompute recompute) {
+  // torchtitan computes its loss as F.cross_entropy on fp32-upcast logits
+  // (torchtitan/components/loss.py), eager or compiled; selective-op is its activation
+  // checkpointing's "op" mode (memory_model.hpp), which no other stack meshsim models runs.
+  return recompute == Recompute::selective_op ? CrossEntropy::torch_fp32
+                                              : CrossEntropy::vocab_parallel;
+}
+
 MemoryPlan memory_plan(const StepPlan& plan) {
   MemoryPlan m;
   m.tp = plan.tp;

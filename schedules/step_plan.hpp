@@ -145,6 +145,10 @@ bool folds_tp(const StepPlan& plan, int gpus_per_node);
 bool moe_folds(const StepPlan& plan, int gpus_per_node);
 int microbatches(const StepPlan& plan);
 MemoryPlan memory_plan(const StepPlan& plan);
+// The loss a plan computes when none is given: torchtitan's (torch-fp32) for its op-level
+// recompute policy, which only torchtitan runs (selective-op), Megatron-LM's vocab-parallel one
+// otherwise.
+CrossEntropy default_cross_entropy(Recompute recompute);
 
 // Throws InputError naming the rule the plan breaks (divisibility of heads/kv heads/ffn by tp,
 // seq by cp (2 cp for zigzag) and tp under SP, gbs by dp x mbs, layers over pp x vp, the

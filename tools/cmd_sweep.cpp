@@ -144,6 +144,21 @@ void write_sweep_files(const std::vector<SweepRow>& rows, const std::vector<Swee
   files.commit();
 }
 
+// ", cross entropy torch-fp32": the loss when it is not the default of every plan, or of the
+// selective-op plans the lists search beside others.
+std::string loss_setting(const PlanLists& lists, const std::vector<Recompute>& recomputes) {
+  if (lists.cross_entropy) {
+    return *lists.cross_entropy == CrossEntropy::vocab_parallel
+               ? ""
+               : fmt::format(", cross entropy {}", to_string(*lists.cross_entropy));
+  }
+  const auto op_level = std::count(recomputes.begin(), recomputes.end(), Recompute::selective_op);
+  if (op_level == 0) return "";
+  return fmt::format(
+      ", cross entropy {}{}", to_string(default_cross_entropy(Recompute::selective_op)),
+      static_cast<std::size_t>(op_level) == recomputes.size() ? "" : " in selective-op plans");
+}
+
 // "sharding zero1, recompute selective": the settings of every plan, or the lists searched.
 std::string shared_settings(const PlanLists& lists) {
   const auto shardings = sharding_list(lists);
@@ -165,9 +180,7 @@ std::string shared_settings(const PlanLists& lists) {
   if (lists.base.layer_kernels != LayerKernels::fused) {
     stack += fmt::format(", layer kernels {}", to_string(lists.base.layer_kernels));
   }
-  if (lists.base.cross_entropy != CrossEntropy::vocab_parallel) {
-    stack += fmt::format(", cross entropy {}", to_string(lists.base.cross_entropy));
-  }
+  stack += loss_setting(lists, recomputes);
   if (lists.base.moe.dispatcher != TokenDispatcher::alltoall) {  // alltoall goes unsaid
     stack += fmt::format(", {} dispatcher", to_string(lists.base.moe.dispatcher));
   }

@@ -195,6 +195,7 @@ PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
   base.recompute = lists.recompute.front();
   base.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
+  lists.cross_entropy = given_cross_entropy(args);
   read_cross_entropy(args, base);
   read_layer_kernels(args, base);
   read_sweep_sharding(args, defaults, lists);

@@ -22,6 +22,17 @@ PlanLists lists_for(int gpus) {
   return l;
 }
 
+// 16 GPUs as tp 2 x dp 8 only, for the axes beside the mesh.
+PlanLists one_mesh_lists() {
+  PlanLists l = lists_for(16);
+  l.tp = {2};
+  l.pp = {1};
+  l.cp = {1};
+  l.vp = {1};
+  l.schedules = {PipelineSchedule::one_f_one_b};
+  return l;
+}
+
 }  // namespace
 
 TEST_CASE("plan space: every combination is counted once, as a plan or under one rule") {
@@ -152,12 +163,7 @@ TEST_CASE("plan space: ep and etp of an MoE model fold onto tp x cp x dp") {
 
 TEST_CASE("plan space: recompute and sharding are axes, turning fastest, set on each plan") {
   const TransformerModel m = *builtin_model("llama3-8b");
-  PlanLists l = lists_for(16);
-  l.tp = {2};
-  l.pp = {1};
-  l.cp = {1};
-  l.vp = {1};
-  l.schedules = {PipelineSchedule::one_f_one_b};
+  PlanLists l = one_mesh_lists();
   l.recompute = {Recompute::selective, Recompute::full};
   l.sharding = {ShardingChoice{0, false}, ShardingChoice{1, false}, ShardingChoice{3, true}};
   const PlanSpace s = enumerate_plans(m, l);
@@ -188,6 +194,22 @@ TEST_CASE("plan space: empty recompute and sharding lists take the base plan's")
   CHECK(s.plans.front().distributed_optimizer);
 }
 
+TEST_CASE("plan space: each plan's loss follows its recompute unless one is given") {
+  // selective-op is torchtitan's policy, so its plans compute torchtitan's loss (torch-fp32);
+  // the others Megatron-LM's (vocab-parallel). A loss given for the sweep holds for every plan.
+  const TransformerModel m = *builtin_model("llama3-8b");
+  PlanLists l = one_mesh_lists();
+  l.recompute = {Recompute::selective, Recompute::selective_op};
+  PlanSpace s = enumerate_plans(m, l);
+  REQUIRE(s.plans.size() == 2);
+  CHECK(s.plans[0].cross_entropy == CrossEntropy::vocab_parallel);
+  CHECK(s.plans[1].cross_entropy == CrossEntropy::torch_fp32);
+  l.cross_entropy = CrossEntropy::vocab_parallel;
+  s = enumerate_plans(m, l);
+  REQUIRE(s.plans.size() == 2);
+  CHECK(s.plans[1].cross_entropy == CrossEntropy::vocab_parallel);
+}
+
 TEST_CASE("sharding choice names") {
   for (const char* name : {"none", "zero1", "zero2", "zero3", "fsdp"}) {
     const auto c = parse_sharding_choice(name);
@@ -201,12 +223,7 @@ TEST_CASE("sharding choice names") {
 
 TEST_CASE("plan space: precision is the innermost axis") {
   const TransformerModel m = *builtin_model("llama3-8b");
-  PlanLists l = lists_for(16);
-  l.tp = {2};
-  l.pp = {1};
-  l.cp = {1};
-  l.vp = {1};
-  l.schedules = {PipelineSchedule::one_f_one_b};
+  PlanLists l = one_mesh_lists();
   l.sharding = {ShardingChoice{1, false}, ShardingChoice{3, true}};
   l.precision = {Precision::bf16, Precision::fp8_delayed};
   const PlanSpace s = enumerate_plans(m, l);
