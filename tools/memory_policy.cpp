@@ -3,6 +3,12 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+#include <atomic>
 
 namespace meshsim {
 
@@ -10,6 +16,39 @@ void keep_freed_memory() {
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, static_cast<int>(kHeapGrowthBytes));
+#endif
+}
+
+HugePageRange huge_page_range(std::uintptr_t address, std::size_t bytes) {
+  const std::uintptr_t mask = kHugePageBytes - 1;
+  return {(address + mask) & ~mask, (address + bytes) & ~mask};
+}
+
+void advise_huge_pages(void* block, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const HugePageRange r = huge_page_range(reinterpret_cast<std::uintptr_t>(block), bytes);
+  if (r.end > r.begin) {
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): the page-aligned interior of the block
+    madvise(reinterpret_cast<void*>(r.begin), r.end - r.begin, MADV_HUGEPAGE);
+  }
+#else
+  (void)block;
+  (void)bytes;
+#endif
+}
+
+void advise_heap_growth() {
+#if defined(__GLIBC__) && defined(__linux__)
+  static std::atomic<std::uintptr_t> advised_end{0};
+  // sbrk(0) reads glibc's record of the program break (no system call once the heap exists).
+  const auto heap_end = reinterpret_cast<std::uintptr_t>(sbrk(0));
+  std::uintptr_t end = advised_end.load(std::memory_order_relaxed);
+  if (heap_end <= end || !advised_end.compare_exchange_strong(end, heap_end)) return;
+  if (end != 0) {
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): the heap's new range
+    advise_huge_pages(reinterpret_cast<void*>(end), heap_end - end);
+  }
 #endif
 }
 
