@@ -53,16 +53,15 @@ class RingBuilder final : private RingEmitHost {
  private:
   // ---- RingEmitHost: one rank of a ring of its own, with tensor slots unless tensor_slots is off
   // ----------------------------
-  OpId ring_kernel(std::string name, Phase phase, int step, KernelCall call) override {
+  OpId ring_kernel(OpName name, Phase phase, int step, KernelCall call) override {
     std::vector<OpId> deps;
     deps.swap(waits_);
-    return builder_.add(r_, compute_, std::move(name), OpLabels{phase, -1, -1, step, -1},
-                        std::move(call), std::move(deps));
+    return builder_.add(r_, compute_, name, OpLabels{phase, -1, -1, step, -1}, std::move(call),
+                        std::move(deps));
   }
-  OpId ring_comm(std::string name, Phase phase, int step, OpBody body,
-                 std::vector<OpId> deps) override {
-    return builder_.add(r_, comm_, std::move(name), OpLabels{phase, -1, -1, step, -1},
-                        std::move(body), std::move(deps));
+  OpId ring_comm(OpName name, Phase phase, int step, OpBody body, std::vector<OpId> deps) override {
+    return builder_.add(r_, comm_, name, OpLabels{phase, -1, -1, step, -1}, std::move(body),
+                        std::move(deps));
   }
   void ring_wait(OpId op) override { waits_.push_back(op); }
   std::vector<OpId> kv_producer() override { return {}; }  // K/V are inputs

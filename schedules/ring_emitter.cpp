@@ -1,8 +1,35 @@
 #include "schedules/ring_emitter.hpp"
 
+#include <string_view>
+
 #include <fmt/format.h>
 
 namespace meshsim {
+namespace {
+
+// "<prefix><stem> <step>" ("recompute attn fwd step 3"): formatted and interned once per thread,
+// then shared by every rank and layer that emits the same step, which would otherwise format and
+// look up the same name each time.
+OpName step_name(std::string_view prefix, std::string_view stem, int step) {
+  struct Names {
+    std::string prefix, stem;
+    std::vector<OpName> by_step;
+  };
+  thread_local std::vector<Names> tables;  // one per (prefix, stem): a dozen
+  Names* names = nullptr;
+  for (Names& t : tables) {
+    if (t.stem == stem && t.prefix == prefix) names = &t;
+  }
+  if (names == nullptr)
+    names = &tables.emplace_back(Names{std::string(prefix), std::string(stem), {}});
+  const auto at = static_cast<std::size_t>(step);
+  while (names->by_step.size() <= at) {
+    names->by_step.emplace_back(fmt::format("{}{} {}", prefix, stem, names->by_step.size()));
+  }
+  return names->by_step[at];
+}
+
+}  // namespace
 
 RingBlock ring_block(const RingAttentionConfig& c, int r, int i) {
   const auto mine = rank_tokens(c, r);
@@ -71,7 +98,7 @@ SlotId RingEmitter::kv_slot(RingEmitHost& host, std::string name, DType dtype, i
 
 // One hop of a ring: send `send` to r+1 and receive `recv` from r-1, as a batched p2p exchange
 // or as a permutation all-to-all.
-OpId RingEmitter::rotation(RingEmitHost& host, std::string name, Phase phase, int step, SlotId send,
+OpId RingEmitter::rotation(RingEmitHost& host, OpName name, Phase phase, int step, SlotId send,
                            SlotId recv, std::int64_t bytes, DType dtype, int tag, bool as_permute,
                            std::vector<OpId> deps) const {
   OpBody body;
@@ -81,7 +108,7 @@ OpId RingEmitter::rotation(RingEmitHost& host, std::string name, Phase phase, in
     body = P2PCall{{Transfer{host.cp_rank((r_ + 1) % n_), bytes, tag, send}},
                    {Transfer{host.cp_rank((r_ - 1 + n_) % n_), bytes, tag, recv}}};
   }
-  return host.ring_comm(std::move(name), phase, step, std::move(body), std::move(deps));
+  return host.ring_comm(name, phase, step, std::move(body), std::move(deps));
 }
 
 // The K/V of every step: all in place for step 0, one all-gather for the rest, or (p2p,
@@ -119,7 +146,7 @@ void RingEmitter::kv_ring_step(RingEmitHost& host, KvRing& ring, int i, Phase ph
   const int tag = (phase == Phase::fwd ? 0 : n_) + i;
   const bool permute = cfg_.kv_rotation == KvRotation::all_to_all;
   ring.arrive[ui + 1] =
-      rotation(host, fmt::format("kv {} step {}", permute ? "permute" : "exchange", i), phase, i,
+      rotation(host, step_name("", permute ? "kv permute step" : "kv exchange step", i), phase, i,
                ring.src[ui], next, kv_elems_ * dtype_bytes(cfg_.dtype), cfg_.dtype, tag, permute,
                i == 0 ? host.kv_producer() : std::vector<OpId>{});
   ring.src[ui + 1] = next;
@@ -135,12 +162,12 @@ void RingEmitter::forward(RingEmitHost& host, const RingTensors& t, Phase kernel
     const RingBlock& b = blocks_[static_cast<std::size_t>(i)];
     if (!b.computed) continue;  // K/V still pass through
     const SlotId kv_in = ring.src[static_cast<std::size_t>(i)];
-    host.ring_kernel(fmt::format("{}attn fwd step {}", prefix, i), kernel_phase, i,
+    host.ring_kernel(step_name(prefix, "attn fwd step", i), kernel_phase, i,
                      call(KernelKind::attention_fwd, cfg_.dtype, shape_of(b), {t.q, kv_in},
                           first ? std::vector<SlotId>{t.out_acc, t.lse}
                                 : std::vector<SlotId>{t.blk_out, t.blk_lse}));
     if (!first) {
-      host.ring_kernel(fmt::format("{}lse merge step {}", prefix, i), kernel_phase, i,
+      host.ring_kernel(step_name(prefix, "lse merge step", i), kernel_phase, i,
                        call(KernelKind::lse_merge, merge_dtype, rows(b.q, {}),
                             {t.blk_out, t.blk_lse, t.out_acc, t.lse}, {t.out_acc, t.lse}));
     }
@@ -168,19 +195,19 @@ void RingEmitter::backward(RingEmitHost& host, const RingTensors& t) const {
                                                            acc_, kv_owner(cfg_, r_, i), 1);
     if (b.computed) {
       send_after =
-          host.ring_kernel(fmt::format("attn bwd step {}", i), Phase::bwd, i,
+          host.ring_kernel(step_name("", "attn bwd step", i), Phase::bwd, i,
                            call(KernelKind::attention_bwd, cfg_.dtype, shape_of(b),
                                 {t.q, ring.src[static_cast<std::size_t>(i)], t.out, t.dout, t.lse},
                                 {t.blk_dq, blk_dkv}));
       host.ring_kernel(
-          fmt::format("dq accumulate step {}", i), Phase::bwd, i,
+          step_name("", "dq accumulate step", i), Phase::bwd, i,
           call(KernelKind::accumulate, acc_, rows(b.q, {}), {t.blk_dq, t.dq_acc}, {t.dq_acc}));
     }
     if (i > 0) {
       host.ring_wait(dkv_arrive);  // the dK/dV accumulated so far by the ranks before
       if (b.computed) {
         send_after = host.ring_kernel(
-            fmt::format("dkv accumulate step {}", i), Phase::bwd, i,
+            step_name("", "dkv accumulate step", i), Phase::bwd, i,
             call(KernelKind::accumulate, acc_, rows({}, b.k), {blk_dkv, dkv_held}, {dkv_held}));
       }
     }
@@ -188,9 +215,10 @@ void RingEmitter::backward(RingEmitHost& host, const RingTensors& t) const {
     const SlotId next =
         kv_slot(host, fmt::format("dkv_step{}", i + 1), acc_, kv_owner(cfg_, r_, i + 1), 1);
     // A skipped step passes the received dK/dV on: the stream order holds its send back.
-    dkv_arrive = rotation(host, fmt::format("dkv {} step {}", permute ? "permute" : "exchange", i),
-                          Phase::bwd, i, dkv_held, next, dkv_bytes, acc_, 2 * n_ + i, permute,
-                          send_after >= 0 ? std::vector<OpId>{send_after} : std::vector<OpId>{});
+    dkv_arrive =
+        rotation(host, step_name("", permute ? "dkv permute step" : "dkv exchange step", i),
+                 Phase::bwd, i, dkv_held, next, dkv_bytes, acc_, 2 * n_ + i, permute,
+                 send_after >= 0 ? std::vector<OpId>{send_after} : std::vector<OpId>{});
     dkv_held = next;
   }
   if (dkv_arrive >= 0) host.ring_wait(dkv_arrive);

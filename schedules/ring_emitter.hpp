@@ -35,9 +35,9 @@ struct RingTensors {
 class RingEmitHost {
  public:
   // A kernel on the compute stream; it waits for (and consumes) the pending waits.
-  virtual OpId ring_kernel(std::string name, Phase phase, int step, KernelCall call) = 0;
+  virtual OpId ring_kernel(OpName name, Phase phase, int step, KernelCall call) = 0;
   // An op on the CP communication stream with exactly these deps.
-  virtual OpId ring_comm(std::string name, Phase phase, int step, OpBody body,
+  virtual OpId ring_comm(OpName name, Phase phase, int step, OpBody body,
                          std::vector<OpId> deps) = 0;
   // Makes the next kernel wait for op.
   virtual void ring_wait(OpId op) = 0;
@@ -86,8 +86,8 @@ class RingEmitter {
   SlotId kv_slot(RingEmitHost& host, std::string name, DType dtype, int owner, int count) const;
   KvRing start_kv_ring(RingEmitHost& host, const RingTensors& t, Phase phase, Phase label) const;
   void kv_ring_step(RingEmitHost& host, KvRing& ring, int i, Phase phase) const;
-  OpId rotation(RingEmitHost& host, std::string name, Phase phase, int step, SlotId send,
-                SlotId recv, std::int64_t bytes, DType dtype, int tag, bool as_permute,
+  OpId rotation(RingEmitHost& host, OpName name, Phase phase, int step, SlotId send, SlotId recv,
+                std::int64_t bytes, DType dtype, int tag, bool as_permute,
                 std::vector<OpId> deps) const;
   KernelCall call(KernelKind kind, DType dtype, KernelShape shape, std::vector<SlotId> in,
                   std::vector<SlotId> out) const;

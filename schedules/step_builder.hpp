@@ -143,9 +143,8 @@ class StepBuilder final : private PipelineEmitHost, private RingEmitHost, privat
   // names, and lse merges costed in the storage dtype.
   static inline const RingEmitStyle kRingStyle{false, "attn out cast", "kv all-gather", true};
 
-  OpId ring_kernel(std::string name, Phase phase, int step, KernelCall call) override;
-  OpId ring_comm(std::string name, Phase phase, int step, OpBody body,
-                 std::vector<OpId> deps) override;
+  OpId ring_kernel(OpName name, Phase phase, int step, KernelCall call) override;
+  OpId ring_comm(OpName name, Phase phase, int step, OpBody body, std::vector<OpId> deps) override;
   void ring_wait(OpId op) override { wait(op); }
   // K/V come out of the QKV gemm (and whatever the next kernel waits for).
   std::vector<OpId> kv_producer() override;

@@ -68,17 +68,16 @@ OpId StepBuilder::tp_userbuffers(std::string name, Phase phase, CollectiveKind k
   return tp_comm_op(std::move(name), phase, call, after_compute);
 }
 
-OpId StepBuilder::ring_kernel(std::string name, Phase phase, int step, KernelCall call) {
-  last_compute_ =
-      builder_.add(rank_, compute_, std::move(name),
-                   OpLabels{phase, ring_ctx_.layer, ring_ctx_.mb, step, ring_ctx_.chunk},
-                   std::move(call), take_waits());
+OpId StepBuilder::ring_kernel(OpName name, Phase phase, int step, KernelCall call) {
+  last_compute_ = builder_.add(
+      rank_, compute_, name, OpLabels{phase, ring_ctx_.layer, ring_ctx_.mb, step, ring_ctx_.chunk},
+      std::move(call), take_waits());
   return last_compute_;
 }
 
-OpId StepBuilder::ring_comm(std::string name, Phase phase, int step, OpBody body,
+OpId StepBuilder::ring_comm(OpName name, Phase phase, int step, OpBody body,
                             std::vector<OpId> deps) {
-  return builder_.add(rank_, cp_comm_, std::move(name),
+  return builder_.add(rank_, cp_comm_, name,
                       OpLabels{phase, ring_ctx_.layer, ring_ctx_.mb, step, ring_ctx_.chunk},
                       std::move(body), std::move(deps));
 }

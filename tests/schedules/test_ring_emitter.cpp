@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -22,13 +23,13 @@ struct RecordingHost final : RingEmitHost {
   std::vector<OpId> producer;
   int slots = 0;
 
-  OpId ring_kernel(std::string name, Phase, int, KernelCall call) override {
-    calls.push_back({std::move(name), false, pending, std::move(call)});
+  OpId ring_kernel(OpName name, Phase, int, KernelCall call) override {
+    calls.push_back({name.str(), false, pending, std::move(call)});
     pending.clear();
     return static_cast<OpId>(calls.size() - 1);
   }
-  OpId ring_comm(std::string name, Phase, int, OpBody, std::vector<OpId> deps) override {
-    calls.push_back({std::move(name), true, std::move(deps), {}});
+  OpId ring_comm(OpName name, Phase, int, OpBody, std::vector<OpId> deps) override {
+    calls.push_back({name.str(), true, std::move(deps), {}});
     return static_cast<OpId>(calls.size() - 1);
   }
   void ring_wait(OpId op) override { pending.push_back(op); }
@@ -93,6 +94,30 @@ TEST_CASE("RingEmitter: the first rotation waits for K/V's producer, later ones 
   for (const auto& c : h.calls) {
     if (c.comm && c.name != "kv exchange step 0") CHECK(c.deps.empty());
   }
+}
+
+TEST_CASE("RingEmitter: each op is named by its step, with the recompute prefix") {
+  // The names come from a per-thread table shared by every rank's emission: two ranks, a
+  // recomputed forward and a backward in one thread must each read their own step's name.
+  const RingEmitter r2(config(4, RingVariant::zigzag, KvRotation::p2p), 2, RingEmitStyle{});
+  const RingEmitter r0(config(4, RingVariant::zigzag, KvRotation::p2p), 0, RingEmitStyle{});
+  RecordingHost a, b, c;
+  r2.forward(a, RingTensors{}, Phase::fwd, "");
+  r0.forward(b, RingTensors{}, Phase::bwd, "recompute ");
+  r2.backward(c, RingTensors{});
+  std::vector<std::string> fwd, recomputed, bwd;
+  for (const auto& call : a.calls) fwd.push_back(call.name);
+  for (const auto& call : b.calls) recomputed.push_back(call.name);
+  for (const auto& call : c.calls) bwd.push_back(call.name);
+  // Zigzag computes a block at every step: exchange i posts step i + 1's K/V, merges from step 1.
+  CHECK(fwd == std::vector<std::string>{"kv exchange step 0", "attn fwd step 0",
+                                        "kv exchange step 1", "attn fwd step 1", "lse merge step 1",
+                                        "kv exchange step 2", "attn fwd step 2", "lse merge step 2",
+                                        "attn fwd step 3", "lse merge step 3", "out cast"});
+  CHECK(recomputed[1] == "recompute attn fwd step 0");
+  CHECK(recomputed[4] == "recompute lse merge step 1");
+  CHECK(std::count(bwd.begin(), bwd.end(), "dkv exchange step 3") == 1);
+  CHECK(std::count(bwd.begin(), bwd.end(), "dq accumulate step 2") == 1);
 }
 
 TEST_CASE("RingEmitter: backward sends N-1 dK/dV hops in the accumulator dtype; no tensors") {
