@@ -84,9 +84,10 @@ TEST_CASE("memory policy: the heap's growth is advised") {
   REQUIRE(block != nullptr);
   const std::uintptr_t last_page =
       huge_page_range(reinterpret_cast<std::uintptr_t>(block), bytes).end - kHugePageBytes;
-  // Only a block the heap grew for is new memory (a sanitizer's allocator, or a free block of
-  // that size, leaves the heap as it was).
-  if (last_page >= heap_end) {
+  // Only a block the heap grew for is new memory (a sanitizer's allocator maps its blocks apart
+  // from the heap, and a free block of that size leaves the heap as it was).
+  const auto grown = reinterpret_cast<std::uintptr_t>(sbrk(0));
+  if (last_page >= heap_end && last_page + kHugePageBytes <= grown) {
     if (mode == "madvise") CHECK(thp_eligible(last_page) == 0);
     advise_heap_growth();
     CHECK(thp_eligible(last_page) == (mode == "never" ? 0 : 1));
