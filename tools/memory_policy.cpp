@@ -15,7 +15,7 @@ namespace meshsim {
 void keep_freed_memory() {
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, -1);  // never: glibc documents -1 as "disables trimming completely"
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_TOP_PAD, static_cast<int>(kHeapGrowthBytes));
 #endif
 }

@@ -4,12 +4,11 @@
 // keep_freed_memory(): glibc returns every freed block above its mmap threshold (128 KiB, growing
 // to 32 MiB) to the system, so the next allocation of that size faults its pages in again: in a
 // virtual machine a 1024^3 bf16 GEMM's converted operands cost more in page faults than in
-// arithmetic (49 ms against 23 ms), and touching fresh memory costs 2 to 10 ms per MiB. It also
-// trims the heap's free top, which in a sweep gave back each plan's memory before the next plan
-// faulted it in again. keep_freed_memory() serves blocks up to 1 GiB from the heap and never trims
-// it, so freed memory is reused; the resident peak may grow by what is kept (`meshsim step` of
-// the 4,096-GPU benchmark plan: 373 -> 616 MB). Called first thing by meshsim and the benchmark
-// programs.
+// arithmetic (49 ms against 23 ms). keep_freed_memory() keeps freed memory for reuse instead; the
+// resident peak may grow by what is kept (`meshsim step` of the 4,096-GPU benchmark plan: 373 ->
+// 616 MB). Called first thing by meshsim and the benchmark programs. It still lets glibc trim a
+// free top above 1 GiB: never trimming (M_TRIM_THRESHOLD -1) made the default 70B sweep 1.13x
+// slower with a 740 MB larger peak (farm-bench -n 3, medians 42.6 s against 39.7 s).
 //
 // advise_huge_pages(): a large Program or engine array is written once, op by op, so its first
 // touch of every 4 KiB page is a page fault; in a virtual machine those faults were a quarter to

@@ -94,21 +94,3 @@ TEST_CASE("memory policy: the heap's growth is advised") {
   }
   std::free(block);
 }
-
-TEST_CASE("memory policy: freed memory stays with the process") {
-  // A sweep frees each plan's arrays and allocates the next plan's: with glibc's trimming (even
-  // above a 1 GiB threshold) the heap shrank and every plan faulted its pages in again. Two
-  // blocks under the 1 GiB mmap threshold, freed, leave 1.25 GiB free at the heap's top.
-  keep_freed_memory();
-  const auto before = reinterpret_cast<std::uintptr_t>(sbrk(0));
-  const std::size_t bytes = std::size_t{640} << 20;
-  void* first = std::malloc(bytes);
-  void* second = std::malloc(bytes);
-  REQUIRE(first != nullptr);
-  REQUIRE(second != nullptr);
-  const auto grown = reinterpret_cast<std::uintptr_t>(sbrk(0));
-  std::free(second);
-  std::free(first);
-  // Only blocks the heap grew for tell (a sanitizer's allocator leaves the heap as it was).
-  if (grown >= before + 2 * bytes) CHECK(reinterpret_cast<std::uintptr_t>(sbrk(0)) == grown);
-}
