@@ -95,7 +95,7 @@ std::vector<OptionSpec> step_options() {
       {"--cp-rotate", "p2p|allgather|alltoall", "how K/V move around the CP ring [p2p]"},
       {"--recompute", "none|selective|full|selective-op",
        "activation recomputation; selective-op: torchtitan's op-level policy (save every other "
-       "matmul's output) [none]"},
+       "matmul's output; its loss, torch-fp32, becomes the --cross-entropy default) [none]"},
       {"--num-microbatches-with-partial-activation-checkpoints", "N|auto",
        "micro-batch-level recompute (Korthikanti et al. 2022, App. C; Megatron-LM's flag), with "
        "--recompute selective|full: in each rank's window of outstanding backward passes the "

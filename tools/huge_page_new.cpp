@@ -1,9 +1,11 @@
 // meshsim's global operator new: glibc's malloc, with the memory it hands out advised for
 // transparent huge pages (tools/memory_policy.hpp): the heap's growth since the last call, and
 // any block of kHugePageAdviceBytes or more (a block mapped apart from the heap, or in a worker
-// thread's arena). Linked into the meshsim executable only; under AddressSanitizer the
-// sanitizer's own operator new stays in place. operator new[] and the nothrow forms forward here
-// (libstdc++), and the default operator delete frees with free(), which matches.
+// thread's arena). Linked into the meshsim executable and the step benchmark only; under
+// AddressSanitizer the sanitizer's own operator new stays in place. operator new[] and the
+// nothrow forms forward here (libstdc++); operator delete is defined here too, as free(), so the
+// pair is visibly ours to tools that watch libstdc++'s. The aligned forms (std::align_val_t) stay
+// libstdc++'s and are not advised.
 #include <cstdlib>
 #include <new>
 
@@ -31,5 +33,12 @@ void* operator new(std::size_t bytes) {
     if (handler == nullptr) throw std::bad_alloc();
     handler();
   }
+}
+
+void operator delete(void* block) noexcept {
+  std::free(block);
+}
+void operator delete(void* block, std::size_t /*bytes*/) noexcept {
+  std::free(block);
 }
 #endif

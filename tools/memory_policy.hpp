@@ -8,7 +8,7 @@
 // resident peak may grow by what is kept (`meshsim step` of the 4,096-GPU benchmark plan: 373 ->
 // 616 MB). Called first thing by meshsim and the benchmark programs. It still lets glibc trim a
 // free top above 1 GiB: never trimming (M_TRIM_THRESHOLD -1) made the default 70B sweep 1.13x
-// slower with a 740 MB larger peak (farm-bench -n 3, medians 42.6 s against 39.7 s).
+// slower with a 740 MB larger peak (medians of 3 runs, 42.6 s against 39.7 s).
 //
 // advise_huge_pages(): a large Program or engine array is written once, op by op, so its first
 // touch of every 4 KiB page is a page fault; in a virtual machine those faults were a quarter to
@@ -16,10 +16,10 @@
 // (transparent huge pages, in "always" or "madvise" mode; a no-op under "never"), 512 times fewer
 // faults, and 512 times fewer TLB entries for the ops a pass walks. keep_freed_memory() also
 // grows the heap in steps of kHeapGrowthBytes, and meshsim's operator new (tools/huge_page_new.cpp,
-// the executable only) advises each step as it appears (advise_heap_growth) and every block of
-// kHugePageAdviceBytes or more. `meshsim ring-attention --cp 512 --seq 524288`: 0.58x the wall
-// time with every allocation advised (glibc's glibc.malloc.hugetlb=1 tunable), 0.82x with large
-// blocks alone.
+// the executable and the step benchmark) advises each step as it appears (advise_heap_growth) and
+// every block of kHugePageAdviceBytes or more. `meshsim ring-attention --cp 512 --seq 524288`:
+// 0.58x the wall time with every allocation advised (glibc's glibc.malloc.hugetlb=1 tunable), 0.82x
+// with large blocks alone.
 #include <cstddef>
 #include <cstdint>
 
@@ -42,8 +42,8 @@ HugePageRange huge_page_range(std::uintptr_t address, std::size_t bytes);
 // advice is a hint: it never fails the caller.
 void advise_huge_pages(void* block, std::size_t bytes);
 
-// Advises the main heap's growth since the last call (glibc's brk heap; nothing elsewhere).
-// Thread-safe; the first call only marks where the heap ends.
+// Advises the main heap's growth since the last call (glibc's brk heap; nothing elsewhere),
+// including growth after a trim. Thread-safe; the first call only marks where the heap ends.
 void advise_heap_growth();
 
 }  // namespace meshsim

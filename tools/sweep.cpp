@@ -273,18 +273,27 @@ nlohmann::ordered_json sweep_json(const std::vector<SweepRow>& rows, const std::
   j["model"] = model;
   j["hardware"] = hardware;
   j["gpus"] = rows.empty() ? 0 : rows.front().gpus;
+  // The loss follows each plan's recompute unless pinned: one for the sweep when every row
+  // computes it, else each row's.
+  const bool one_loss = std::all_of(rows.begin(), rows.end(), [&](const SweepRow& r) {
+    return r.plan.cross_entropy == rows.front().plan.cross_entropy;
+  });
   if (!rows.empty()) {
     const StepPlan& p = rows.front().plan;
     j["seq"] = p.seq;
     j["global_batch"] = p.global_batch;
     // Every plan's, written when not the default (fused kernels, vocab-parallel loss).
     if (p.layer_kernels != LayerKernels::fused) j["layer_kernels"] = to_string(p.layer_kernels);
-    if (p.cross_entropy != CrossEntropy::vocab_parallel) {
+    if (one_loss && p.cross_entropy != CrossEntropy::vocab_parallel) {
       j["cross_entropy"] = to_string(p.cross_entropy);
     }
   }
   auto a = nlohmann::ordered_json::array();
-  for (const auto& r : rows) a.push_back(sweep_row_json(r));
+  for (const auto& r : rows) {
+    nlohmann::ordered_json row = sweep_row_json(r);
+    if (!one_loss) row["cross_entropy"] = to_string(r.plan.cross_entropy);
+    a.push_back(std::move(row));
+  }
   j["rows"] = std::move(a);
   return j;
 }

@@ -122,7 +122,8 @@ std::vector<OptionSpec> sweep_options() {
       {"--seq", "S", "sequence length [8192]"},
       {"--gbs", "B", "global batch in sequences [512]"},
       {"--recompute", "LIST",
-       "activation recompute: none, selective, full, selective-op (a list searches them) "
+       "activation recompute: none, selective, full, selective-op (a list searches them; a "
+       "selective-op plan computes torchtitan's torch-fp32 loss unless --cross-entropy pins one) "
        "[selective]"},
       {"--sharding", "LIST",
        "shardings searched: none, zero1 (Megatron's distributed optimizer), zero2, zero3, fsdp "

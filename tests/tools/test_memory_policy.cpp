@@ -15,15 +15,27 @@ using namespace meshsim;
 
 namespace {
 
-// The kernel's transparent huge page mode: "always", "madvise" or "never" (the bracketed word).
-std::string thp_mode() {
-  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+// The transparent huge page mode for 2 MiB pages: "always", "madvise" or "never" (the bracketed
+// word; a per-size setting other than "inherit" wins), or "" when this process cannot have them
+// (no THP in the kernel, or disabled for the process: THP_enabled 0 in /proc/self/status).
+std::string bracketed(const char* path) {
+  std::ifstream in(path);
   std::string line;
   std::getline(in, line);
   const auto open = line.find('['), close = line.find(']');
   return open == std::string::npos || close == std::string::npos
              ? std::string()
              : line.substr(open + 1, close - open - 1);
+}
+std::string thp_mode() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("THP_enabled:", 0) == 0 && line.find('0') != std::string::npos) return "";
+  }
+  const std::string size =
+      bracketed("/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled");
+  if (!size.empty() && size != "inherit") return size;
+  return bracketed("/sys/kernel/mm/transparent_hugepage/enabled");
 }
 
 // THPeligible of the mapping holding `address` in /proc/self/smaps: 1 when the kernel may back it
@@ -93,4 +105,37 @@ TEST_CASE("memory policy: the heap's growth is advised") {
     CHECK(thp_eligible(last_page) == (mode == "never" ? 0 : 1));
   }
   std::free(block);
+}
+
+TEST_CASE("memory policy: the heap's growth after a trim is advised again") {
+  const std::string mode = thp_mode();
+  if (mode.empty()) return;
+  keep_freed_memory();  // glibc trims a free top above 1 GiB
+  advise_heap_growth();
+  const auto start = reinterpret_cast<std::uintptr_t>(sbrk(0));
+  const std::size_t bytes = std::size_t{640} << 20;  // two of them: 1.25 GiB, each under 1 GiB
+  void* first = std::malloc(bytes);
+  void* second = std::malloc(bytes);
+  REQUIRE(first != nullptr);
+  REQUIRE(second != nullptr);
+  const auto grown = reinterpret_cast<std::uintptr_t>(sbrk(0));
+  advise_heap_growth();
+  std::free(second);
+  std::free(first);
+  const auto trimmed = reinterpret_cast<std::uintptr_t>(sbrk(0));
+  advise_heap_growth();  // the mark follows the break down
+  void* again = std::malloc(bytes);
+  REQUIRE(again != nullptr);
+  const std::uintptr_t last_page =
+      huge_page_range(reinterpret_cast<std::uintptr_t>(again), bytes).end - kHugePageBytes;
+  const auto regrown = reinterpret_cast<std::uintptr_t>(sbrk(0));
+  // Only when the heap grew, was trimmed and grew again for the block (not under a sanitizer).
+  if (grown >= start + 2 * bytes && trimmed < grown && last_page >= trimmed &&
+      last_page + kHugePageBytes <= regrown) {
+    advise_heap_growth();
+    CHECK(thp_eligible(last_page) == (mode == "never" ? 0 : 1));
+  } else {
+    MESSAGE("the heap did not grow, shrink and grow again here: nothing checked");
+  }
+  std::free(again);
 }
