@@ -107,6 +107,10 @@ std::string rule_id(std::string_view message) {
   return id;
 }
 
+CrossEntropy plan_cross_entropy(const PlanLists& lists, Recompute recompute) {
+  return lists.cross_entropy.value_or(default_cross_entropy(recompute));
+}
+
 CombinationOutcome check_combination(const TransformerModel& model, const PlanLists& lists,
                                      const Combination& c) {
   if (auto r = mesh_rule(lists, c)) return {std::nullopt, *std::move(r)};
@@ -122,7 +126,7 @@ CombinationOutcome check_combination(const TransformerModel& model, const PlanLi
   plan.moe.ep = c.ep;
   plan.moe.etp = c.etp;
   plan.recompute = c.recompute;
-  plan.cross_entropy = lists.cross_entropy.value_or(default_cross_entropy(c.recompute));
+  plan.cross_entropy = plan_cross_entropy(lists, c.recompute);
   plan.sharding.zero = c.sharding.zero;
   plan.sharding.fsdp = c.sharding.fsdp;
   plan.distributed_optimizer = c.sharding.zero >= 1;

@@ -52,10 +52,15 @@ struct PlanLists {
   std::vector<Recompute> recompute;      // empty: base's
   std::vector<ShardingChoice> sharding;  // empty: base's
   std::vector<Precision> precision;      // empty: base's
-  // The loss of every plan; unset: default_cross_entropy of the plan's recompute.
+  // The loss of every plan; unset: default_cross_entropy of the plan's recompute (base's is not
+  // read: plan_cross_entropy decides).
   std::optional<CrossEntropy> cross_entropy;
   StepPlan base;  // everything else (gbs, seq, optimizer, rotation, dtype)
 };
+
+// The loss a plan with this recompute computes: the one given for the sweep, else the recompute's
+// default (default_cross_entropy).
+CrossEntropy plan_cross_entropy(const PlanLists& lists, Recompute recompute);
 
 // One combination of the lists.
 struct Combination {

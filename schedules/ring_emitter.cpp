@@ -18,7 +18,10 @@ OpName step_name(std::string_view prefix, std::string_view stem, int step) {
   thread_local std::vector<Names> tables;  // one per (prefix, stem): a dozen
   Names* names = nullptr;
   for (Names& t : tables) {
-    if (t.stem == stem && t.prefix == prefix) names = &t;
+    if (t.stem == stem && t.prefix == prefix) {
+      names = &t;
+      break;
+    }
   }
   if (names == nullptr)
     names = &tables.emplace_back(Names{std::string(prefix), std::string(stem), {}});

@@ -144,19 +144,20 @@ void write_sweep_files(const std::vector<SweepRow>& rows, const std::vector<Swee
   files.commit();
 }
 
-// ", cross entropy torch-fp32": the loss when it is not the default of every plan, or of the
-// selective-op plans the lists search beside others.
+// ", cross entropy torch-fp32": the loss when it is not the default (vocab-parallel), of every
+// plan or of the plans of the recomputes that compute it ("in selective-op plans").
 std::string loss_setting(const PlanLists& lists, const std::vector<Recompute>& recomputes) {
-  if (lists.cross_entropy) {
-    return *lists.cross_entropy == CrossEntropy::vocab_parallel
-               ? ""
-               : fmt::format(", cross entropy {}", to_string(*lists.cross_entropy));
+  std::vector<Recompute> other;  // the recomputes whose plans compute another loss
+  CrossEntropy loss = CrossEntropy::vocab_parallel;
+  for (const Recompute r : recomputes) {
+    if (plan_cross_entropy(lists, r) == CrossEntropy::vocab_parallel) continue;
+    loss = plan_cross_entropy(lists, r);
+    other.push_back(r);
   }
-  const auto op_level = std::count(recomputes.begin(), recomputes.end(), Recompute::selective_op);
-  if (op_level == 0) return "";
+  if (other.empty()) return "";
   return fmt::format(
-      ", cross entropy {}{}", to_string(default_cross_entropy(Recompute::selective_op)),
-      static_cast<std::size_t>(op_level) == recomputes.size() ? "" : " in selective-op plans");
+      ", cross entropy {}{}", to_string(loss),
+      other.size() == recomputes.size() ? "" : fmt::format(" in {} plans", list_text(other)));
 }
 
 // "sharding zero1, recompute selective": the settings of every plan, or the lists searched.

@@ -197,7 +197,6 @@ PlanLists sweep_plan_lists(const Args& args, const HardwareProfile& hw) {
   base.attention =
       *parse_attention_core(args.get_choice("--attention", "flash", {"flash", "materialized"}));
   lists.cross_entropy = given_cross_entropy(args);
-  read_cross_entropy(args, base);
   read_layer_kernels(args, base);
   read_sweep_sharding(args, defaults, lists);
   lists.precision = enum_list<Precision>(args, "--precision", "bf16", parse_precision,
