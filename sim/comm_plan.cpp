@@ -318,8 +318,8 @@ CommPlan match_communication(const Program& program) {
 
 CommPlan validate_program(const Program& program) {
   CommPlan plan = match_communication(program);
-  check_deadlock_free(program, plan);
   plan.index = std::make_shared<const EngineIndex>(build_engine_index(program, plan));
+  check_deadlock_free(program, plan);
   return plan;
 }
 

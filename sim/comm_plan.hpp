@@ -47,7 +47,8 @@ struct CommPlan {
 // matches its communication. Throws InputError naming the offending op(s).
 CommPlan match_communication(const Program& program);
 
-// Stream order + deps + matching (+ launch order under the single queue) must be acyclic.
+// Stream order + deps + matching (+ launch order under the single queue) must be acyclic. Reads
+// plan.index when set (validate_program sets it first), else builds the engine index itself.
 // Throws InputError listing the ops of a cycle (a deadlock).
 void check_deadlock_free(const Program& program, const CommPlan& plan);
 

@@ -10,6 +10,10 @@
 // and, when any op has a host wait, one issue vertex I(o) per op (the host issue clock):
 //   I(prev in launch order) -> I(o) -> D(o), C(host_wait) -> I(o)
 // A host wait is part of the Program: it is checked even where no host time is simulated.
+// The check runs Kahn's algorithm on this graph without building it: the engine index already
+// holds each op's in-degree from its stream, launch queue and deps, and its successors (next on
+// the stream and in the launch queue, dependents); the CommPlan holds the matching. The edge
+// list is built only to name a cycle once one is found.
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -20,6 +24,7 @@
 #include <boost/graph/depth_first_search.hpp>
 
 #include "sim/comm_plan.hpp"
+#include "sim/engine_index.hpp"
 #include "sim/error.hpp"
 
 namespace meshsim {
@@ -117,30 +122,138 @@ EdgeList readiness_edges(const Program& program, const CommPlan& plan, bool with
   return edges;
 }
 
-// Kahn's algorithm over the edges in CSR form: true when every vertex can be ordered, i.e. the
-// graph is acyclic. Linear in vertices + edges, no recursion.
-bool acyclic(const EdgeList& edges, std::size_t n_vertices) {
-  std::vector<std::uint32_t> begin(n_vertices + 1, 0), in_degree(n_vertices, 0);
-  for (const auto& [from, to] : edges) {
-    ++begin[from + 1];
-    ++in_degree[to];
+// Kahn's algorithm over the readiness graph, read from the engine index and the CommPlan: true
+// when every vertex can be ordered, i.e. the graph is acyclic. Vertices by internal index i (the
+// index's numbering): D = 2i, C = 2i + 1, then one per collective instance, then (with_issue) one
+// issue vertex per op. Linear in vertices + edges; no edge is stored.
+class ImplicitKahn {
+ public:
+  ImplicitKahn(const Program& program, const CommPlan& plan, const EngineIndex& ix, bool with_issue)
+      : program_(program),
+        plan_(plan),
+        ix_(ix),
+        n_(ix.ops.size()),
+        issue0_(2 * n_ + plan.collectives.size()),
+        in_degree_(issue0_ + (with_issue ? n_ : 0), 0) {
+    count_in_degrees();
+    if (with_issue) index_host_issue();
   }
-  for (std::size_t v = 0; v < n_vertices; ++v) begin[v + 1] += begin[v];
-  std::vector<std::uint32_t> targets(edges.size()), fill(begin.begin(), begin.end() - 1);
-  for (const auto& [from, to] : edges) targets[fill[from]++] = to;
-  std::vector<std::uint32_t> ready;
-  ready.reserve(n_vertices);
-  for (std::size_t v = 0; v < n_vertices; ++v) {
-    if (in_degree[v] == 0) ready.push_back(static_cast<std::uint32_t>(v));
+
+  bool acyclic() {
+    for (std::size_t v = 0; v < in_degree_.size(); ++v) {
+      if (in_degree_[v] == 0) ready_.push_back(static_cast<std::uint32_t>(v));
+    }
+    std::size_t ordered = 0;
+    while (!ready_.empty()) {
+      const std::uint32_t v = ready_.back();
+      ready_.pop_back();
+      ++ordered;
+      release_successors(v);
+    }
+    return ordered == in_degree_.size();
   }
-  for (std::size_t head = 0; head < ready.size(); ++head) {
-    const std::uint32_t v = ready[head];
-    for (std::uint32_t e = begin[v]; e < begin[v + 1]; ++e) {
-      if (--in_degree[targets[e]] == 0) ready.push_back(targets[e]);
+
+ private:
+  std::size_t internal(OpId id) const {
+    return static_cast<std::size_t>(ix_.internal[static_cast<std::size_t>(id)]);
+  }
+  void release(std::size_t v) {
+    if (--in_degree_[v] == 0) ready_.push_back(static_cast<std::uint32_t>(v));
+  }
+
+  void count_in_degrees() {
+    for (std::size_t i = 0; i < n_; ++i) {
+      in_degree_[2 * i] = static_cast<std::uint32_t>(ix_.ops[i].pending);  // stream, queue, deps
+      in_degree_[2 * i + 1] = 1;                                           // its own dispatch
+    }
+    for (const auto& t : plan_.transfers) {  // D(peer) -> C(o), both directions
+      ++in_degree_[2 * internal(t.send_op) + 1];
+      ++in_degree_[2 * internal(t.recv_op) + 1];
+    }
+    for (std::size_t c = 0; c < plan_.collectives.size(); ++c) {
+      const auto& members = plan_.collectives[c].members;
+      in_degree_[2 * n_ + c] = static_cast<std::uint32_t>(members.size());
+      for (OpId m : members) ++in_degree_[2 * internal(m) + 1];
     }
   }
-  return ready.size() == n_vertices;
-}
+
+  // The issue chain in launch order per rank, and who waits for each op on the host.
+  void index_host_issue() {
+    issue_next_.assign(n_, kNoOp);
+    std::vector<std::int64_t> last(static_cast<std::size_t>(program_.world_size()), -1);
+    std::vector<std::uint32_t> waiter_count(n_ + 1, 0);
+    for (std::size_t id = 0; id < program_.ops.size(); ++id) {
+      const Op& op = program_.ops[id];
+      const std::size_t i = internal(static_cast<OpId>(id));
+      auto& prev = last[static_cast<std::size_t>(op.rank)];
+      if (prev >= 0) {
+        issue_next_[static_cast<std::size_t>(prev)] = static_cast<std::int32_t>(i);
+        ++in_degree_[issue0_ + i];
+      }
+      prev = static_cast<std::int64_t>(i);
+      ++in_degree_[2 * i];  // I(o) -> D(o)
+      if (op.host_wait >= 0) {
+        ++in_degree_[issue0_ + i];
+        ++waiter_count[internal(op.host_wait) + 1];
+      }
+    }
+    for (std::size_t i = 0; i < n_; ++i) waiter_count[i + 1] += waiter_count[i];
+    waiters_begin_ = waiter_count;
+    waiters_.resize(waiter_count[n_]);
+    for (std::size_t id = 0; id < program_.ops.size(); ++id) {
+      const OpId wait = program_.ops[id].host_wait;
+      if (wait >= 0) {
+        waiters_[waiter_count[internal(wait)]++] =
+            static_cast<std::uint32_t>(internal(static_cast<OpId>(id)));
+      }
+    }
+  }
+
+  void release_successors(std::uint32_t v) {
+    if (v >= issue0_) {  // I(o) -> D(o), I(next issued on the rank)
+      const std::size_t i = v - issue0_;
+      release(2 * i);
+      if (issue_next_[i] != kNoOp) release(issue0_ + static_cast<std::size_t>(issue_next_[i]));
+    } else if (v >= 2 * n_) {  // R -> C(member)
+      for (OpId m : plan_.collectives[v - 2 * n_].members) release(2 * internal(m) + 1);
+    } else if (v % 2 == 0) {  // D(o) -> C(o), D(next launched), C(peers), R
+      const std::size_t i = v / 2;
+      const HotOp& h = ix_.ops[i];
+      release(2 * i + 1);
+      if (h.launch_next != kNoOp) release(2 * static_cast<std::size_t>(h.launch_next));
+      const auto id = static_cast<std::size_t>(ix_.order[i]);
+      for (std::int32_t k = plan_.op_transfer_begin[id]; k < plan_.op_transfer_begin[id + 1]; ++k) {
+        const auto& t = plan_.transfers[static_cast<std::size_t>(
+            plan_.op_transfers[static_cast<std::size_t>(k)])];
+        const OpId peer = static_cast<std::size_t>(t.send_op) == id ? t.recv_op : t.send_op;
+        release(2 * internal(peer) + 1);
+      }
+      const std::int32_t c = plan_.op_collective[id];
+      if (c >= 0) release(2 * n_ + static_cast<std::size_t>(c));
+    } else {  // C(o) -> D(next on stream), D(dependents), I(host waiters)
+      const std::size_t i = v / 2;
+      const HotOp& h = ix_.ops[i];
+      if (h.stream_next != kNoOp) release(2 * static_cast<std::size_t>(h.stream_next));
+      for (std::int32_t k = h.dependents_begin; k < h.dependents_end; ++k) {
+        release(2 * static_cast<std::size_t>(ix_.dependents[static_cast<std::size_t>(k)]));
+      }
+      if (!waiters_begin_.empty()) {
+        for (std::uint32_t k = waiters_begin_[i]; k < waiters_begin_[i + 1]; ++k) {
+          release(issue0_ + waiters_[k]);
+        }
+      }
+    }
+  }
+
+  const Program& program_;
+  const CommPlan& plan_;
+  const EngineIndex& ix_;
+  std::size_t n_, issue0_;
+  std::vector<std::uint32_t> in_degree_;
+  std::vector<std::uint32_t> ready_;
+  std::vector<std::int32_t> issue_next_;
+  std::vector<std::uint32_t> waiters_begin_, waiters_;
+};
 
 // A cycle of the graph, named op by op: a depth-first search (run only when Kahn found one).
 [[noreturn]] void report_cycle(const Program& program, const EdgeList& list, std::size_t n_vertices,
@@ -199,8 +312,14 @@ void check_deadlock_free(const Program& program, const CommPlan& plan) {
   const bool with_issue = has_host_waits(program);
   const std::size_t n_vertices = issue0 + (with_issue ? program.ops.size() : 0);
   MESHSIM_CHECK(n_vertices < (std::size_t{1} << 32), "the readiness graph fits 32-bit ids");
-  const EdgeList edges = readiness_edges(program, plan, with_issue);
-  if (!acyclic(edges, n_vertices)) report_cycle(program, edges, n_vertices, issue0);
+  EngineIndex local;
+  const EngineIndex* ix = plan.index.get();
+  if (ix == nullptr) {
+    local = build_engine_index(program, plan);
+    ix = &local;
+  }
+  if (ImplicitKahn(program, plan, *ix, with_issue).acyclic()) return;
+  report_cycle(program, readiness_edges(program, plan, with_issue), n_vertices, issue0);
 }
 
 }  // namespace meshsim
