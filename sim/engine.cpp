@@ -61,7 +61,7 @@ class Run {
   Timeline execute() {
     for (std::size_t id = 0; id < n_; ++id) {  // in Program order, for stable tie-breaking
       const std::int32_t i = index_->internal[id];
-      if (ops_[static_cast<std::size_t>(i)].pending == 0) ready_.push_back(i);
+      if (pending_[static_cast<std::size_t>(i)] == 0) ready_.push_back(i);
     }
     for (std::size_t r = 0; r < host_.ranks(); ++r) advance_host(r, 0);
     drain_ready(0);
@@ -127,7 +127,13 @@ class Run {
       local_index_ = build_engine_index(program_, plan_);
       index_ = &local_index_;
     }
-    ops_ = index_->ops;
+    ops_ = index_->ops.data();
+    pending_.resize(n_);
+    xfers_left_.resize(n_);
+    for (std::size_t i = 0; i < n_; ++i) {
+      pending_[i] = ops_[i].pending;
+      xfers_left_[i] = ops_[i].xfers_left;
+    }
     compute_ns_.assign(n_, 0);
     for (std::size_t id = 0; id < n_; ++id) {
       if (!program_.ops[id].is_compute()) continue;
@@ -147,7 +153,7 @@ class Run {
     parked_cause_.assign(ranks, kNone);
     if (!durations_.host.empty()) {  // every op also waits for its issue
       host_ = HostClock(program_, *index_, durations_.host);
-      for (HotOp& h : ops_) ++h.pending;
+      for (std::int32_t& p : pending_) ++p;
     }
 
     timeline_.ops.assign(n_, OpTiming{});
@@ -167,7 +173,7 @@ class Run {
     issues_.clear();
     host_.advance(r, t, timeline_.ops, issues_);
     for (const std::int32_t op : issues_) {
-      if (--ops_[static_cast<std::size_t>(op)].pending > 0) continue;
+      if (--pending_[static_cast<std::size_t>(op)] > 0) continue;
       timeline_.causes[static_cast<std::size_t>(id_of(op))] = host_.cause(op);
       ready_.push_back(op);
     }
@@ -181,7 +187,7 @@ class Run {
 
   // `by` is an internal index.
   void satisfy(std::int32_t op, std::int32_t by, bool by_dispatch) {
-    if (--ops_[static_cast<std::size_t>(op)].pending == 0) {
+    if (--pending_[static_cast<std::size_t>(op)] == 0) {
       timeline_.causes[static_cast<std::size_t>(id_of(op))] = OpCause{id_of(by), by_dispatch};
       ready_.push_back(op);
     }
@@ -405,7 +411,7 @@ class Run {
       const std::int32_t i = index_->internal[static_cast<std::size_t>(side)];
       auto& ot = timeline_.ops[static_cast<std::size_t>(side)];
       if (ot.comm_start < 0 || w.start < ot.comm_start) ot.comm_start = w.start;
-      if (--ops_[static_cast<std::size_t>(i)].xfers_left == 0) {
+      if (--xfers_left_[static_cast<std::size_t>(i)] == 0) {
         complete_comm(i, t, ot.comm_start, tr);
       }
     }
@@ -464,7 +470,10 @@ class Run {
 
   const EngineIndex* index_ = nullptr;
   EngineIndex local_index_;
-  std::vector<HotOp> ops_;
+  // The index's records, read only; what a run counts down lives in its own dense arrays.
+  const HotOp* ops_ = nullptr;
+  std::vector<std::int32_t> pending_;     // readiness conditions not yet met, by internal index
+  std::vector<std::int32_t> xfers_left_;  // p2p: transfers not yet complete, by internal index
   std::vector<Nanos> compute_ns_;
   std::vector<std::uint8_t> xfer_ready_;
   std::vector<std::int32_t> coll_arrived_;
