@@ -314,7 +314,7 @@ void check_deadlock_free(const Program& program, const CommPlan& plan) {
   MESHSIM_CHECK(n_vertices < (std::size_t{1} << 32), "the readiness graph fits 32-bit ids");
   EngineIndex local;
   const EngineIndex* ix = plan.index.get();
-  if (ix == nullptr) {
+  if (ix == nullptr || ix->ops.size() != program.ops.size()) {  // none, or another Program's
     local = build_engine_index(program, plan);
     ix = &local;
   }

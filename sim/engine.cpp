@@ -128,12 +128,7 @@ class Run {
       index_ = &local_index_;
     }
     ops_ = index_->ops.data();
-    pending_.resize(n_);
-    xfers_left_.resize(n_);
-    for (std::size_t i = 0; i < n_; ++i) {
-      pending_[i] = ops_[i].pending;
-      xfers_left_[i] = ops_[i].xfers_left;
-    }
+    initial_counts(*index_, pending_, xfers_left_);
     compute_ns_.assign(n_, 0);
     for (std::size_t id = 0; id < n_; ++id) {
       if (!program_.ops[id].is_compute()) continue;
@@ -470,10 +465,8 @@ class Run {
 
   const EngineIndex* index_ = nullptr;
   EngineIndex local_index_;
-  // The index's records, read only; what a run counts down lives in its own dense arrays.
-  const HotOp* ops_ = nullptr;
-  std::vector<std::int32_t> pending_;     // readiness conditions not yet met, by internal index
-  std::vector<std::int32_t> xfers_left_;  // p2p: transfers not yet complete, by internal index
+  const HotOp* ops_ = nullptr;                      // the index's records, read in place
+  std::vector<std::int32_t> pending_, xfers_left_;  // counted down, by internal index
   std::vector<Nanos> compute_ns_;
   std::vector<std::uint8_t> xfer_ready_;
   std::vector<std::int32_t> coll_arrived_;

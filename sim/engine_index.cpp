@@ -83,4 +83,14 @@ EngineIndex build_engine_index(const Program& program, const CommPlan& plan) {
   return ix;
 }
 
+void initial_counts(const EngineIndex& ix, std::vector<std::int32_t>& pending,
+                    std::vector<std::int32_t>& xfers_left) {
+  pending.resize(ix.ops.size());
+  xfers_left.resize(ix.ops.size());
+  for (std::size_t i = 0; i < ix.ops.size(); ++i) {
+    pending[i] = ix.ops[i].pending;
+    xfers_left[i] = ix.ops[i].xfers_left;
+  }
+}
+
 }  // namespace meshsim

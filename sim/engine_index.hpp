@@ -15,14 +15,15 @@ enum class OpKind : std::uint8_t { compute, p2p, collective };
 
 inline constexpr std::int32_t kNoOp = -1;
 
-// The state the event loop touches per op, in one 32-byte record.
+// What the event loop reads per op, in one 32-byte record; a run counts `pending` and
+// `xfers_left` down in arrays of its own, starting from these.
 struct HotOp {
-  std::int32_t pending = 0;  // readiness conditions not yet met
+  std::int32_t pending = 0;  // readiness conditions: stream, launch queue, deps
   std::int32_t stream_next = kNoOp;
   std::int32_t launch_next = kNoOp;  // single queue only
   std::int32_t dependents_begin = 0;
   std::int32_t dependents_end = 0;
-  std::int32_t xfers_left = 0;  // p2p: transfers not yet complete
+  std::int32_t xfers_left = 0;  // p2p: its transfers
   std::int32_t rank = 0;
   OpKind kind = OpKind::compute;
 };
@@ -35,5 +36,9 @@ struct EngineIndex {
 };
 
 EngineIndex build_engine_index(const Program& program, const CommPlan& plan);
+
+// A run's own copies of what it counts down: each op's readiness conditions and transfers.
+void initial_counts(const EngineIndex& ix, std::vector<std::int32_t>& pending,
+                    std::vector<std::int32_t>& xfers_left);
 
 }  // namespace meshsim

@@ -147,8 +147,10 @@ bool reference_acyclic(const Program& p, const CommPlan& plan) {
 // groups, each rank's part in one global order and then a few neighbours swapped (which may
 // deadlock); random streams, deps on earlier ops, host waits and queue mode.
 Program random_program(std::mt19937& rng) {
-  std::uniform_int_distribution<int> pick(0, 99);
-  const bool single = pick(rng) < 50;
+  // mt19937's output is fixed by the standard (a distribution class's is not): the same programs
+  // on every standard library.
+  auto pick = [&rng] { return static_cast<int>(rng() % 100); };
+  const bool single = pick() < 50;
   ProgramBuilder b(Mesh({{"cp", 3}}, 8), single, "random");
   const StreamId streams[] = {b.stream("compute"), b.stream("comm0"), b.stream("comm1")};
   const GroupId groups[] = {b.group("g01", {0, 1}), b.group("g12", {1, 2}),
@@ -160,15 +162,19 @@ Program random_program(std::mt19937& rng) {
   };
   std::vector<std::vector<Part>> parts(3);
   for (int item = 0; item < 14; ++item) {
-    const int kind = pick(rng) % 3;
+    const int kind = pick() % 4;
     if (kind == 0) {
-      parts[static_cast<std::size_t>(pick(rng) % 3)].push_back({vector_kernel(), -1});
+      parts[static_cast<std::size_t>(pick() % 3)].push_back({vector_kernel(), -1});
     } else if (kind == 1) {
-      const int src = pick(rng) % 3, dst = (src + 1 + pick(rng) % 2) % 3;
+      const int src = pick() % 3, dst = (src + 1 + pick() % 2) % 3;
       parts[static_cast<std::size_t>(src)].push_back({send_to(dst, 8), 10 + 3 * src + dst});
       parts[static_cast<std::size_t>(dst)].push_back({recv_from(src, 8), 10 + 3 * src + dst});
+    } else if (kind == 3) {  // a batched exchange with both neighbours: two transfers per op
+      for (int r = 0; r < 3; ++r) {
+        parts[static_cast<std::size_t>(r)].push_back({exchange((r + 1) % 3, (r + 2) % 3, 8), 50});
+      }
     } else {
-      const int g = pick(rng) % 3;
+      const int g = pick() % 3;
       for (int r : members[static_cast<std::size_t>(g)]) {
         parts[static_cast<std::size_t>(r)].push_back(
             {CollectiveCall{CollectiveKind::all_reduce, groups[g], 64, DType::fp32}, 100 + g});
@@ -176,8 +182,8 @@ Program random_program(std::mt19937& rng) {
     }
   }
   for (auto& list : parts) {
-    for (int swaps = pick(rng) % 3; swaps > 0 && list.size() > 1; --swaps) {
-      const auto at = static_cast<std::size_t>(pick(rng)) % (list.size() - 1);
+    for (int swaps = pick() % 3; swaps > 0 && list.size() > 1; --swaps) {
+      const auto at = static_cast<std::size_t>(pick()) % (list.size() - 1);
       if (list[at].peer_key < 0 || list[at].peer_key != list[at + 1].peer_key) {
         std::swap(list[at], list[at + 1]);
       }
@@ -187,12 +193,12 @@ Program random_program(std::mt19937& rng) {
     std::vector<OpId> mine;
     for (auto& part : parts[static_cast<std::size_t>(r)]) {
       std::vector<OpId> deps;
-      if (!mine.empty() && pick(rng) < 30) {
-        deps.push_back(mine[static_cast<std::size_t>(pick(rng)) % mine.size()]);
+      for (int d = 0; d < 2 && !mine.empty(); ++d) {  // up to two, possibly the same one twice
+        if (pick() < 25) deps.push_back(mine[static_cast<std::size_t>(pick()) % mine.size()]);
       }
-      const OpId id = b.add(r, streams[pick(rng) % 3], "op", {}, std::move(part.body), deps);
-      if (!mine.empty() && pick(rng) < 15) {
-        b.set_host_wait(id, mine[static_cast<std::size_t>(pick(rng)) % mine.size()]);
+      const OpId id = b.add(r, streams[pick() % 3], "op", {}, std::move(part.body), deps);
+      if (!mine.empty() && pick() < 15) {
+        b.set_host_wait(id, mine[static_cast<std::size_t>(pick()) % mine.size()]);
       }
       mine.push_back(id);
     }
@@ -207,15 +213,14 @@ TEST_CASE("the deadlock check agrees with the readiness graph rebuilt from its r
   int deadlocked = 0, fine = 0;
   for (int trial = 0; trial < 3000; ++trial) {
     const Program p = random_program(rng);
-    CommPlan plan;
-    try {
-      plan = match_communication(p);
-    } catch (const InputError&) {
-      continue;  // not every random program matches; the check needs one that does
-    }
+    const CommPlan plan = match_communication(p);  // the generator keeps every pair's order
     const bool expected = reference_acyclic(p, plan);
     const std::string e = deadlock_of(p);
-    CHECK_MESSAGE(e.empty() == expected, "trial " << trial << ": " << e);
+    if (expected) {
+      CHECK_MESSAGE(e.empty(), "trial " << trial << ": " << e);
+    } else {
+      CHECK_MESSAGE(e.find("deadlock") != std::string::npos, "trial " << trial << ": " << e);
+    }
     ++(expected ? fine : deadlocked);
   }
   // Both outcomes occur often enough for the comparison to mean something.
