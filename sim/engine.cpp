@@ -129,11 +129,9 @@ class Run {
     }
     ops_ = index_->ops.data();
     initial_counts(*index_, pending_, xfers_left_);
-    compute_ns_.assign(n_, 0);
     for (std::size_t id = 0; id < n_; ++id) {
-      if (!program_.ops[id].is_compute()) continue;
-      MESHSIM_CHECK(durations_.ops[id] >= 0, "negative compute duration");
-      compute_ns_[static_cast<std::size_t>(index_->internal[id])] = durations_.ops[id];
+      MESHSIM_CHECK(!program_.ops[id].is_compute() || durations_.ops[id] >= 0,
+                    "negative compute duration");
     }
     xfer_ready_.assign(plan_.transfers.size(), 0);
     coll_arrived_.assign(plan_.collectives.size(), 0);
@@ -257,11 +255,10 @@ class Run {
         ++running_compute_[static_cast<std::size_t>(h.rank)];
         if (interference_) {
           auto& running = running_work_[static_cast<std::size_t>(h.rank)];
-          running.push_back(
-              RunningWork{op, static_cast<double>(compute_ns_[static_cast<std::size_t>(op)]), t});
+          running.push_back(RunningWork{op, static_cast<double>(durations_.ops[uid]), t});
           schedule_work(running.back(), slowdown(h.rank));
         } else {
-          push(t + compute_ns_[static_cast<std::size_t>(op)], op, EventType::op_done);
+          push(t + durations_.ops[uid], op, EventType::op_done);
         }
         break;
       case OpKind::p2p: {
@@ -467,7 +464,6 @@ class Run {
   EngineIndex local_index_;
   const HotOp* ops_ = nullptr;                      // the index's records, read in place
   std::vector<std::int32_t> pending_, xfers_left_;  // counted down, by internal index
-  std::vector<Nanos> compute_ns_;
   std::vector<std::uint8_t> xfer_ready_;
   std::vector<std::int32_t> coll_arrived_;
   std::vector<std::int32_t> running_compute_;

@@ -1,6 +1,7 @@
 #include "sim/host_clock.hpp"
 
 #include <algorithm>
+#include <span>
 
 #include "sim/error.hpp"
 
@@ -16,18 +17,24 @@ HostClock::HostClock(const Program& program, const EngineIndex& index,
   waiting_.assign(ranks, kNoOp);
   resumed_by_.assign(ranks, kNoOp);
   wait_from_.assign(ranks, 0);
-  launch_order_.resize(ranks);
   issue_at_.assign(program.ops.size(), 0);
   issued_after_.assign(program.ops.size(), kNoOp);
+  // Each rank's ops in launch order, as one CSR array (a counting pass, then a filling one).
+  launch_begin_.assign(ranks + 1, 0);
   for (const Op& op : program.ops) {
     MESHSIM_CHECK(host[static_cast<std::size_t>(op.id)] >= 0, "negative host issue time");
-    launch_order_[static_cast<std::size_t>(op.rank)].push_back(op.id);
+    ++launch_begin_[static_cast<std::size_t>(op.rank) + 1];
   }
+  for (std::size_t r = 0; r < ranks; ++r) launch_begin_[r + 1] += launch_begin_[r];
+  launch_order_.resize(program.ops.size());
+  std::vector<std::size_t> fill(launch_begin_.begin(), launch_begin_.end() - 1);
+  for (const Op& op : program.ops) launch_order_[fill[static_cast<std::size_t>(op.rank)]++] = op.id;
 }
 
 void HostClock::advance(std::size_t r, Nanos t, const std::vector<OpTiming>& done,
                         std::vector<std::int32_t>& out) {
-  const auto& order = launch_order_[r];
+  const std::span<const OpId> order(launch_order_.data() + launch_begin_[r],
+                                    launch_begin_[r + 1] - launch_begin_[r]);
   std::size_t& cursor = cursor_[r];
   Nanos& clock = clock_[r];
   if (waiting_[r] != kNoOp) {  // resumed: the waited op completed at t

@@ -45,10 +45,11 @@ class HostClock {
   std::vector<std::size_t> cursor_;
   std::vector<OpId> waiting_;
   std::vector<OpId> resumed_by_;
-  std::vector<std::vector<OpId>> launch_order_;  // per rank, op ids
-  std::vector<Nanos> issue_at_;                  // by internal index
-  std::vector<OpId> issued_after_;               // by internal index
-  std::vector<Nanos> wait_from_;                 // per rank: host time the current wait began
+  std::vector<std::size_t> launch_begin_;  // rank r's ops: launch_order_[begin[r], begin[r + 1])
+  std::vector<OpId> launch_order_;         // op ids, rank by rank, each in launch order
+  std::vector<Nanos> issue_at_;            // by internal index
+  std::vector<OpId> issued_after_;         // by internal index
+  std::vector<Nanos> wait_from_;           // per rank: host time the current wait began
   std::vector<HostWait> waits_;
 };
 
