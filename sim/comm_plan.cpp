@@ -176,11 +176,15 @@ void match_p2p(const Program& p, CommPlan& plan,
                std::vector<std::pair<OpId, std::int32_t>>& sides) {
   // Per ordered (src, dst): posted receives in posting order.
   std::unordered_map<std::uint64_t, std::vector<PendingSide>> recvs;
+  std::size_t sends = 0;
   for (const Op& op : p.ops) {
     const auto* c = std::get_if<P2PCall>(&op.body);
     if (c == nullptr) continue;
     for (const auto& t : c->recvs) recvs[pair_key(t.peer, op.rank)].push_back({op.id, &t});
+    sends += c->sends.size();
   }
+  plan.transfers.reserve(sends);  // one per send when all match
+  sides.reserve(2 * sends);
   // Deterministic order: walk sends in op order.
   std::unordered_map<std::uint64_t, std::size_t> next_recv;
   for (const Op& op : p.ops) {
@@ -242,6 +246,13 @@ void match_collectives(const Program& p, CommPlan& plan) {
     }
     posted[static_cast<std::size_t>(c->group)][op.rank].push_back(op.id);
   }
+  std::size_t instances = 0;  // one per collective of a group's first rank when all match
+  for (std::size_t g = 0; g < p.groups.size(); ++g) {
+    if (posted[g].empty()) continue;  // (a group nobody posts on may have no ranks)
+    const auto it = posted[g].find(p.groups[g].ranks.front());
+    if (it != posted[g].end()) instances += it->second.size();
+  }
+  plan.collectives.reserve(instances);
   for (std::size_t g = 0; g < p.groups.size(); ++g) {
     const auto& group = p.groups[g];
     auto& by_rank = posted[g];
@@ -267,6 +278,7 @@ void match_collectives(const Program& p, CommPlan& plan) {
       inst.kind = lc.kind;
       inst.bytes = lc.bytes;
       inst.algo = lc.algo;
+      inst.members.reserve(group.ranks.size());
       for (int r : group.ranks) {
         const OpId o = by_rank[r][k];
         const auto& oc = std::get<CollectiveCall>(p.ops[static_cast<std::size_t>(o)].body);
