@@ -248,7 +248,7 @@ void match_collectives(const Program& p, CommPlan& plan) {
   }
   std::size_t instances = 0;  // one per collective of a group's first rank when all match
   for (std::size_t g = 0; g < p.groups.size(); ++g) {
-    if (posted[g].empty()) continue;  // (a group nobody posts on may have no ranks)
+    if (posted[g].empty()) continue;  // a group nobody posts on makes no instance
     const auto it = posted[g].find(p.groups[g].ranks.front());
     if (it != posted[g].end()) instances += it->second.size();
   }

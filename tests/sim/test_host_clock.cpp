@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <vector>
+
 #include "sim/comm_plan.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/engine.hpp"
@@ -38,6 +40,23 @@ TEST_CASE("a host slower than its kernels: each kernel starts when it is issued"
   CHECK(r.timeline.makespan == 100);
   CHECK(r.timeline.causes[2].by_host);
   CHECK(r.timeline.causes[2].op == -1);  // the host never waited
+}
+
+TEST_CASE(
+    "each rank's host issues its own ops in launch order when ranks interleave in the Program") {
+  // Program order: rank 1, rank 0, rank 1, rank 0, rank 1. Host 30 ns per op, kernels 10 ns, each
+  // rank on its own clock: rank 1's ops are issued at 30, 60, 90 and rank 0's at 30, 60.
+  ProgramBuilder b(Mesh({{"dp", 2}}, 8), false, "t");
+  b.set_host_issue(true);
+  const StreamId s = b.stream("compute");
+  std::vector<OpId> ids;
+  for (int rank : {1, 0, 1, 0, 1}) ids.push_back(b.add(rank, s, "k", {}, vector_kernel()));
+  const Ran r = run_host(std::move(b).finish(), 10, 30);
+  const Nanos expected[] = {30, 30, 60, 60, 90};
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    CHECK(r.timeline.ops[static_cast<std::size_t>(ids[i])].start == expected[i]);
+  }
+  CHECK(r.timeline.makespan == 100);
 }
 
 TEST_CASE("a host ahead of its kernels adds only the first issue") {
