@@ -313,12 +313,8 @@ void check_deadlock_free(const Program& program, const CommPlan& plan) {
   const std::size_t n_vertices = issue0 + (with_issue ? program.ops.size() : 0);
   MESHSIM_CHECK(n_vertices < (std::size_t{1} << 32), "the readiness graph fits 32-bit ids");
   EngineIndex local;
-  const EngineIndex* ix = plan.index.get();
-  if (ix == nullptr || ix->ops.size() != program.ops.size()) {  // none, or another Program's
-    local = build_engine_index(program, plan);
-    ix = &local;
-  }
-  if (ImplicitKahn(program, plan, *ix, with_issue).acyclic()) return;
+  const EngineIndex& ix = engine_index_of(program, plan, local);
+  if (ImplicitKahn(program, plan, ix, with_issue).acyclic()) return;
   report_cycle(program, readiness_edges(program, plan, with_issue), n_vertices, issue0);
 }
 

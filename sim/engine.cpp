@@ -121,12 +121,7 @@ class Run {
     single_queue_ = program_.single_queue;
     const auto ranks = static_cast<std::size_t>(program_.world_size());
 
-    if (plan_.index && plan_.index->ops.size() == n_) {
-      index_ = plan_.index.get();
-    } else {
-      local_index_ = build_engine_index(program_, plan_);
-      index_ = &local_index_;
-    }
+    index_ = &engine_index_of(program_, plan_, local_index_);
     ops_ = index_->ops.data();
     initial_counts(*index_, pending_, xfers_left_);
     for (std::size_t id = 0; id < n_; ++id) {

@@ -83,6 +83,13 @@ EngineIndex build_engine_index(const Program& program, const CommPlan& plan) {
   return ix;
 }
 
+const EngineIndex& engine_index_of(const Program& program, const CommPlan& plan,
+                                   EngineIndex& local) {
+  if (plan.index && plan.index->ops.size() == program.ops.size()) return *plan.index;
+  local = build_engine_index(program, plan);
+  return local;
+}
+
 void initial_counts(const EngineIndex& ix, std::vector<std::int32_t>& pending,
                     std::vector<std::int32_t>& xfers_left) {
   pending.resize(ix.ops.size());

@@ -37,6 +37,10 @@ struct EngineIndex {
 
 EngineIndex build_engine_index(const Program& program, const CommPlan& plan);
 
+// plan.index when it is this Program's (validate_program sets it), else one built into `local`.
+const EngineIndex& engine_index_of(const Program& program, const CommPlan& plan,
+                                   EngineIndex& local);
+
 // A run's own copies of what it counts down: each op's readiness conditions and transfers.
 void initial_counts(const EngineIndex& ix, std::vector<std::int32_t>& pending,
                     std::vector<std::int32_t>& xfers_left);

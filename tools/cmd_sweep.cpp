@@ -150,8 +150,9 @@ std::string loss_setting(const PlanLists& lists, const std::vector<Recompute>& r
   std::vector<Recompute> other;  // the recomputes whose plans compute another loss
   CrossEntropy loss = CrossEntropy::vocab_parallel;
   for (const Recompute r : recomputes) {
-    if (plan_cross_entropy(lists, r) == CrossEntropy::vocab_parallel) continue;
-    loss = plan_cross_entropy(lists, r);
+    const CrossEntropy plan_loss = plan_cross_entropy(lists, r);
+    if (plan_loss == CrossEntropy::vocab_parallel) continue;
+    loss = plan_loss;
     other.push_back(r);
   }
   if (other.empty()) return "";
